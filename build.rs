@@ -1,0 +1,130 @@
+//! Compiles `kernels/` to PTX (the job Rust-CUDA's cuda_builder did) and hands it to the host crate.
+//!
+//! Policy (`ZKGPU_PTX` environment variable):
+//! - `auto` (default): if the pinned nightly (see `rust-toolchain.toml`) is installed with `rust-src`, build
+//!   the PTX from source; otherwise use the PTX committed in `kernels/ptx/`. A prover on stable Rust with no
+//!   CUDA toolkit therefore builds this crate with no extra setup.
+//! - `build`: always build from source; fail if the toolchain is missing.
+//! - `prebuilt`: always use the committed PTX.
+//!
+//! The committed PTX must equal what the sources build: `cargo xtask ptx` refreshes it and `cargo xtask test`
+//! (run by CI) fails when it is stale.
+//!
+//! The PTX is produced with rustc's `nvptx64-nvidia-cuda` target: fat LTO + one codegen unit + `--emit=asm`
+//! gives one module holding every kernel; the target's own linker is not needed (`-C linker=/bin/true`).
+//! The nested cargo uses its own target directory (no lock contention with the outer build).
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Must match `rust-toolchain.toml`.
+const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
+/// (file stem, -C target-cpu). The host picks the module by the device's compute capability.
+const ARCHES: &[&str] = &["sm_90", "sm_80"];
+
+fn main() {
+    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let kernels = manifest.join("kernels");
+    println!("cargo:rerun-if-env-changed=ZKGPU_PTX");
+    println!("cargo:rerun-if-changed=kernels/src");
+    println!("cargo:rerun-if-changed=kernels/Cargo.toml");
+    println!("cargo:rerun-if-changed=kernels/ptx");
+
+    let mode = env::var("ZKGPU_PTX").unwrap_or_else(|_| "auto".into());
+    let built = match mode.as_str() {
+        "prebuilt" => false,
+        "build" => {
+            if let Err(e) = build_all(&kernels, &out_dir) {
+                panic!("ZKGPU_PTX=build: could not build the kernels: {e}");
+            }
+            true
+        }
+        "auto" => match toolchain_available() {
+            Ok(()) => match build_all(&kernels, &out_dir) {
+                Ok(()) => true,
+                Err(e) => panic!("building the kernels with {KERNEL_TOOLCHAIN} failed (set ZKGPU_PTX=prebuilt to use the committed PTX): {e}"),
+            },
+            Err(why) => {
+                println!("cargo:warning=zkgpu: using the committed PTX in kernels/ptx ({why})");
+                false
+            }
+        },
+        other => panic!("ZKGPU_PTX must be auto, build or prebuilt, not {other:?}"),
+    };
+    if !built {
+        for arch in ARCHES {
+            let src = kernels.join("ptx").join(format!("zkgpu_{arch}.ptx"));
+            std::fs::copy(&src, out_dir.join(format!("zkgpu_{arch}.ptx")))
+                .unwrap_or_else(|e| panic!("committed PTX {} missing: {e}", src.display()));
+        }
+    }
+    println!("cargo:rustc-env=ZKGPU_PTX_SOURCE={}", if built { "built" } else { "committed" });
+}
+
+/// Is the pinned nightly installed, with rust-src (needed by -Zbuild-std)?
+fn toolchain_available() -> Result<(), String> {
+    let out = kernel_cargo()
+        .args(["rustc", "--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("rustup not found: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("toolchain {KERNEL_TOOLCHAIN} not installed"));
+    }
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let core = Path::new(&sysroot).join("lib/rustlib/src/rust/library/core");
+    if !core.exists() {
+        return Err(format!("{KERNEL_TOOLCHAIN} lacks the rust-src component"));
+    }
+    Ok(())
+}
+
+/// `rustup run <nightly> ...` with the outer build's toolchain variables removed.
+fn kernel_cargo() -> Command {
+    let mut cmd = Command::new("rustup");
+    cmd.args(["run", KERNEL_TOOLCHAIN]);
+    for var in [
+        "RUSTC",
+        "RUSTDOC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_RUSTFLAGS",
+        "RUSTUP_TOOLCHAIN",
+        "CARGO",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
+fn build_all(kernels: &Path, out_dir: &Path) -> Result<(), String> {
+    // OUT_DIR = <target>/<profile>/build/<pkg>/out: share one kernel build across host profiles.
+    let target_root = out_dir.ancestors().nth(4).unwrap_or(out_dir).join("zkgpu-ptx");
+    for arch in ARCHES {
+        let target_dir = target_root.join(arch);
+        let status = kernel_cargo()
+            .arg("cargo")
+            .args(["rustc", "--quiet", "--lib", "--crate-type", "cdylib", "--profile", "ptx"])
+            .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+            .arg("--manifest-path")
+            .arg(kernels.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .args(["--", "--emit=asm", "-C", "linker=/bin/true", "-C"])
+            .arg(format!("target-cpu={arch}"))
+            .status()
+            .map_err(|e| format!("running cargo: {e}"))?;
+        if !status.success() {
+            return Err(format!("kernel build for {arch} failed ({status})"));
+        }
+        let asm = target_dir.join("nvptx64-nvidia-cuda/ptx/deps/zkgpu_kernels.s");
+        std::fs::copy(&asm, out_dir.join(format!("zkgpu_{arch}.ptx")))
+            .map_err(|e| format!("{}: {e}", asm.display()))?;
+    }
+    Ok(())
+}

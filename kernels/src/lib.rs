@@ -1,0 +1,41 @@
+//! zkgpu kernels: BLS12-381 arithmetic and the GPU kernels built on it.
+//!
+//! One `no_std` source serves two builds:
+//! - **host** (any target): the arithmetic compiles to portable Rust, so the CPU can run exactly the code the
+//!   GPU runs (used as a second reference in tests and by the host crate);
+//! - **nvptx64-nvidia-cuda**: `build.rs` compiles this crate to PTX; the `entry` module holds the kernels
+//!   (`extern "ptx-kernel"`), and the arithmetic switches to inline-PTX carry chains.
+//!
+//! Layout: [`device`] is the small cuda_std-like API (thread indices, barriers, warp ops, atomics, shared
+//! memory); [`field`] holds Fr, Fq, Fq2; [`curve`] holds G1/G2 point arithmetic; `entry` (nvptx only) holds
+//! one file of kernels per algorithm.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        link_llvm_intrinsics,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+pub mod curve;
+pub mod device;
+pub mod field;
+
+#[cfg(target_arch = "nvptx64")]
+mod entry;
+
+/// A kernel must never unwind; on the GPU a panic traps the thread (the launch then fails with an error the
+/// host reports). Kernels are written so that no reachable path panics: indices are bounds-checked by hand.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel; the host sees CUDA_ERROR_ILLEGAL_INSTRUCTION / launch failure.
+    unsafe { core::arch::nvptx::trap() }
+}
