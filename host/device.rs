@@ -1,0 +1,162 @@
+//! Device discovery and the per-device handle [`Gpu`]: a context, the PTX module that matches the device,
+//! and two streams (compute and copy) so transfers can overlap kernels.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
+
+use crate::error::{Error, Result};
+use crate::{module, raw};
+
+/// What a [`Gpu`] is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// CUDA device ordinal.
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// (major, minor) compute capability, e.g. (9, 0).
+    pub compute_capability: (u32, u32),
+    /// Number of streaming multiprocessors.
+    pub sm_count: u32,
+    /// Device memory in bytes.
+    pub total_memory: usize,
+    /// Driver's CUDA version, e.g. "13.0".
+    pub driver_version: String,
+    /// The embedded PTX loaded for it: "sm_90" or "sm_80".
+    pub ptx_arch: &'static str,
+    /// Largest dynamic shared memory a block may opt in to (bytes); above 48 KiB a kernel needs
+    /// [`Gpu::allow_dynamic_shared`].
+    pub max_shared_per_block_optin: usize,
+    /// Most threads a block may have.
+    pub max_threads_per_block: u32,
+}
+
+/// One GPU, ready to run zkgpu's kernels. Cheap to clone (shared handles).
+#[derive(Clone, Debug)]
+pub struct Gpu {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) module: Arc<CudaModule>,
+    pub(crate) compute: Arc<CudaStream>,
+    pub(crate) copy: Arc<CudaStream>,
+    pub(crate) info: DeviceInfo,
+}
+
+impl Gpu {
+    /// Number of CUDA devices. `Err(Error::NoDriver)` when the NVIDIA driver is not installed; `Ok(0)` when it
+    /// is but sees no device.
+    pub fn count() -> Result<usize> {
+        raw::device_count()
+    }
+
+    /// Opens device `ordinal`: its primary context, the PTX module for its compute capability, and two
+    /// streams.
+    pub fn new(ordinal: usize) -> Result<Gpu> {
+        let span = tracing::info_span!("zkgpu.gpu_new", ordinal);
+        let _entered = span.enter();
+        let count = Gpu::count()?;
+        if count == 0 {
+            return Err(Error::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(Error::DeviceIndex { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        let (major, minor) = ctx.compute_capability()?;
+        let compute_capability = (non_negative(major)?, non_negative(minor)?);
+        let ptx = module::select_ptx(compute_capability.0, compute_capability.1)?;
+        let info = DeviceInfo {
+            ordinal,
+            name: ctx.name()?,
+            compute_capability,
+            sm_count: non_negative(ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?)?,
+            total_memory: ctx.total_mem()?,
+            driver_version: raw::driver_version_string()?,
+            ptx_arch: ptx.arch,
+            max_shared_per_block_optin: non_negative(
+                ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            )? as usize,
+            max_threads_per_block: non_negative(
+                ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            )?,
+        };
+        let module = module::load(&ctx, ptx)?;
+        let compute = ctx.new_stream()?;
+        let copy = ctx.new_stream()?;
+        tracing::info!(name = %info.name, cc = ?info.compute_capability, ptx = info.ptx_arch, "GPU ready");
+        Ok(Gpu { ctx, module, compute, copy, info })
+    }
+
+    /// Opens every device, in ordinal order. `Err(NoDevice)` when there is none.
+    pub fn all() -> Result<Vec<Gpu>> {
+        let count = Gpu::count()?;
+        if count == 0 {
+            return Err(Error::NoDevice);
+        }
+        (0..count).map(Gpu::new).collect()
+    }
+
+    /// What this device is.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The cudarc context (for what this crate does not wrap).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The compute stream: kernels, and the synchronous `upload`/`download`.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.compute
+    }
+
+    /// The copy stream: `upload_async`/`download_async`, overlapping kernels on the compute stream.
+    pub fn copy_stream(&self) -> &Arc<CudaStream> {
+        &self.copy
+    }
+
+    /// The kernel `name` from the loaded module; `Err(MissingKernel)` when there is no such kernel.
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        // cudarc unwraps the C-string conversion: a name with a NUL cannot be a kernel, answer that here.
+        if name.as_bytes().contains(&0) {
+            return Err(Error::MissingKernel(name.to_string()));
+        }
+        self.ctx.bind_to_thread()?;
+        match self.module.load_function(name) {
+            Ok(f) => Ok(f),
+            Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => Err(Error::MissingKernel(name.to_string())),
+            Err(e) => Err(Error::Cuda(e)),
+        }
+    }
+
+    /// Waits for all work on both streams.
+    pub fn synchronize(&self) -> Result<()> {
+        self.ctx.synchronize()?;
+        Ok(())
+    }
+
+    /// Makes later work on the compute stream wait for everything queued so far on the copy stream (without
+    /// blocking the host). Buffers passed as kernel arguments are ordered automatically; this is for
+    /// anything else.
+    pub fn compute_waits_for_copy(&self) -> Result<()> {
+        self.compute.join(&self.copy)?;
+        Ok(())
+    }
+
+    /// Makes later work on the copy stream wait for everything queued so far on the compute stream.
+    pub fn copy_waits_for_compute(&self) -> Result<()> {
+        self.copy.join(&self.compute)?;
+        Ok(())
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        Ok(self.ctx.mem_get_info()?)
+    }
+}
+
+/// Driver attributes are `i32`s that are never negative; a negative one is reported, not unwrapped.
+fn non_negative(value: i32) -> Result<u32> {
+    u32::try_from(value).map_err(|_| Error::Cuda(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)))
+}

@@ -1,0 +1,108 @@
+//! The one error type of the host library.
+//!
+//! Every fallible call returns [`Result`]. Nothing on a path that a caller's data reaches panics: a machine
+//! without the NVIDIA driver gets [`Error::NoDriver`], an allocation the device cannot satisfy gets
+//! [`Error::OutOfMemory`], and any other driver failure is carried unchanged in [`Error::Cuda`].
+
+use cudarc::driver::DriverError;
+
+/// Result alias used across the host library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong between a caller and the GPU.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `libcuda` could not be loaded: the NVIDIA driver is not installed (or not on the loader path).
+    #[error("no CUDA driver: libcuda could not be loaded (is the NVIDIA driver installed?)")]
+    NoDriver,
+
+    /// The driver is installed but reports no CUDA device.
+    #[error("no CUDA device found")]
+    NoDevice,
+
+    /// The driver is older than the PTX in this crate needs.
+    #[error("CUDA driver {found} is too old: zkgpu needs a driver for CUDA {required} or newer")]
+    DriverTooOld {
+        /// `cuDriverGetVersion`, e.g. 13000 for CUDA 13.0.
+        found: i32,
+        /// The oldest accepted version, in the same encoding.
+        required: i32,
+    },
+
+    /// A device ordinal past the number of devices.
+    #[error("GPU {ordinal} does not exist ({count} GPU(s) present)")]
+    DeviceIndex {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+
+    /// The device's compute capability has no PTX in this crate (we ship sm_80 and sm_90).
+    #[error("compute capability {major}.{minor} is not supported (zkgpu ships PTX for sm_80 and sm_90)")]
+    UnsupportedArch {
+        /// Compute capability major version.
+        major: u32,
+        /// Compute capability minor version.
+        minor: u32,
+    },
+
+    /// The driver rejected the PTX module (JIT failure, PTX version newer than the driver, ...).
+    #[error("loading the {arch} PTX module failed: {source}{log}")]
+    ModuleLoad {
+        /// Which embedded PTX was being loaded, e.g. "sm_90".
+        arch: &'static str,
+        /// The driver's error.
+        source: DriverError,
+        /// The JIT compiler's error log as "\nJIT log:\n...", or empty when the driver gave none.
+        log: String,
+    },
+
+    /// No kernel of this name in the loaded module.
+    #[error("kernel {0:?} is not in the PTX module")]
+    MissingKernel(String),
+
+    /// A device allocation the device could not satisfy. The context stays usable.
+    #[error("out of device memory: asked for {requested} bytes, {free} of {total} bytes free")]
+    OutOfMemory {
+        /// Bytes asked for.
+        requested: usize,
+        /// Free device memory at the time of the failure, in bytes.
+        free: usize,
+        /// Total device memory, in bytes.
+        total: usize,
+    },
+
+    /// Page-locked host memory could not be allocated (the OS refused to pin that much).
+    #[error("could not allocate {requested} bytes of pinned host memory: {source}")]
+    PinnedAlloc {
+        /// Bytes asked for.
+        requested: usize,
+        /// The driver's error.
+        source: DriverError,
+    },
+
+    /// Two lengths that must agree do not.
+    #[error("length mismatch in {what}: expected {expected}, got {actual}")]
+    LengthMismatch {
+        /// Which operation, e.g. "upload_into".
+        what: &'static str,
+        /// The length required.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
+
+    /// A length or byte count that does not fit the type or API it must pass through.
+    #[error("size overflow: {0}")]
+    SizeOverflow(String),
+
+    /// A launch that cannot run as asked (too many threads, too much shared memory, ...).
+    #[error("invalid launch: {0}")]
+    InvalidLaunch(String),
+
+    /// Any other error the CUDA driver returned.
+    #[error("CUDA driver error: {0}")]
+    Cuda(#[from] DriverError),
+}

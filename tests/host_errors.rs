@@ -1,0 +1,132 @@
+//! CPU tests of the host library's error paths and pure logic. They run everywhere (no `#[ignore]`).
+//!
+//! On a machine without the NVIDIA driver (CI, the build machine) they check that every entry point returns
+//! `Error::NoDriver` instead of panicking inside cudarc; on a machine with a driver they check that the same
+//! calls succeed or fail with the GPU-side typed errors. Either way each branch asserts.
+
+use zkgpu::module::select_ptx;
+use zkgpu::{Error, Gpu, launch_config_1d, try_launch_config_1d};
+
+fn driver_present() -> bool {
+    let present = zkgpu::raw::driver_present();
+    println!("libcuda present: {present}");
+    present
+}
+
+#[test]
+fn no_driver_is_a_typed_error_not_a_panic() {
+    // catch_unwind turns a panic inside cudarc into a test failure with a clear message instead of an abort
+    // of the whole test binary.
+    let count = std::panic::catch_unwind(Gpu::count).expect("Gpu::count panicked");
+    let open = std::panic::catch_unwind(|| Gpu::new(0).map(|_| ())).expect("Gpu::new panicked");
+    let all = std::panic::catch_unwind(|| Gpu::all().map(|gpus| gpus.len())).expect("Gpu::all panicked");
+    if driver_present() {
+        let count = count.expect("with a driver, Gpu::count must succeed");
+        match (count, open) {
+            (0, Err(Error::NoDevice)) => {}
+            (0, other) => panic!("no devices but Gpu::new(0) gave {other:?}"),
+            (_, Ok(())) => {}
+            (_, Err(e)) => panic!("{count} devices but Gpu::new(0) failed: {e}"),
+        }
+        if count > 0 {
+            assert_eq!(all.expect("Gpu::all"), count);
+        }
+    } else {
+        assert!(matches!(count, Err(Error::NoDriver)), "Gpu::count without a driver gave {count:?}");
+        assert!(matches!(open, Err(Error::NoDriver)), "Gpu::new(0) without a driver gave {open:?}");
+        assert!(matches!(all, Err(Error::NoDriver)), "Gpu::all without a driver gave {all:?}");
+        // Asking twice still answers (the driver probe is cached, nothing half-initialised).
+        assert!(matches!(Gpu::new(7), Err(Error::NoDriver)));
+    }
+}
+
+#[test]
+fn no_driver_error_message_says_what_to_install() {
+    let msg = Error::NoDriver.to_string();
+    assert!(msg.contains("driver"), "{msg}");
+    let msg = Error::DeviceIndex { ordinal: 999, count: 2 }.to_string();
+    assert!(msg.contains("999") && msg.contains('2'), "{msg}");
+    let msg = Error::UnsupportedArch { major: 7, minor: 5 }.to_string();
+    assert!(msg.contains("7.5"), "{msg}");
+    let msg = Error::OutOfMemory { requested: 1 << 40, free: 10, total: 20 }.to_string();
+    assert!(msg.contains(&(1u64 << 40).to_string()), "{msg}");
+    let msg = Error::MissingKernel("nope".into()).to_string();
+    assert!(msg.contains("nope"), "{msg}");
+}
+
+#[test]
+fn ptx_is_chosen_by_compute_capability() {
+    for (major, minor, arch) in [(9, 0, "sm_90"), (10, 0, "sm_90"), (12, 1, "sm_90"), (8, 0, "sm_80"), (8, 6, "sm_80"), (8, 9, "sm_80")] {
+        let chosen = select_ptx(major, minor).unwrap_or_else(|e| panic!("{major}.{minor}: {e}"));
+        assert_eq!(chosen.arch, arch, "compute capability {major}.{minor}");
+        assert!(chosen.ptx.contains(&format!(".target {arch}")), "{arch} PTX lacks its .target line");
+    }
+    for (major, minor) in [(7, 5), (7, 0), (6, 1), (0, 0)] {
+        match select_ptx(major, minor) {
+            Err(Error::UnsupportedArch { major: m, minor: n }) => assert_eq!((m, n), (major, minor)),
+            other => panic!("{major}.{minor} should be unsupported, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
+    assert!(zkgpu::PTX_SOURCE == "built" || zkgpu::PTX_SOURCE == "committed", "PTX_SOURCE = {}", zkgpu::PTX_SOURCE);
+    println!("PTX source: {}", zkgpu::PTX_SOURCE);
+    for ptx in [zkgpu::PTX_SM90, zkgpu::PTX_SM80] {
+        assert!(ptx.contains(".entry smoke_add_u32("), "smoke kernel missing from the embedded PTX");
+        assert!(!ptx.as_bytes().contains(&0), "PTX must not contain NUL bytes");
+        // The H200's driver (CUDA 13.0) loads PTX ISA <= 9.0.
+        let version = ptx
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(".version "))
+            .expect("PTX has a .version line");
+        let (major, minor) = version.split_once('.').expect("x.y");
+        let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.trim().parse().unwrap());
+        assert!((major, minor) <= (9, 0), "PTX ISA {version} is newer than a CUDA 13.0 driver loads");
+    }
+}
+
+#[test]
+fn launch_config_1d_covers_every_element() {
+    for (n, block, grid) in [(1, 256, 1), (255, 256, 1), (256, 256, 1), (257, 256, 2), (1 << 20, 256, 4096), (1000, 1, 1000)] {
+        let cfg = launch_config_1d(n, block);
+        assert_eq!(cfg.grid_dim, (grid, 1, 1), "n = {n}, block = {block}");
+        assert_eq!(cfg.block_dim, (block, 1, 1));
+        assert_eq!(cfg.shared_mem_bytes, 0);
+        assert!(cfg.grid_dim.0 as usize * block as usize >= n, "too few threads for n = {n}");
+        assert!((cfg.grid_dim.0 as usize - 1) * (block as usize) < n, "a whole idle block for n = {n}");
+    }
+    // n = 0: an empty grid the caller must not launch.
+    assert_eq!(launch_config_1d(0, 256).grid_dim.0, 0);
+    // Never panics on nonsense: block 0 is clamped to 1, huge blocks to 1024, huge n saturates.
+    assert_eq!(launch_config_1d(10, 0).block_dim.0, 1);
+    assert_eq!(launch_config_1d(10, 4096).block_dim.0, 1024);
+    assert_eq!(launch_config_1d(usize::MAX, 1).grid_dim.0, u32::MAX);
+}
+
+#[test]
+fn try_launch_config_1d_rejects_bad_shapes() {
+    assert!(matches!(try_launch_config_1d(10, 0), Err(Error::InvalidLaunch(_))));
+    assert!(matches!(try_launch_config_1d(10, 1025), Err(Error::InvalidLaunch(_))));
+    assert!(matches!(try_launch_config_1d(u32::MAX as usize + 1, 256), Err(Error::InvalidLaunch(_))));
+    let cfg = try_launch_config_1d(u32::MAX as usize, 1024).expect("u32::MAX elements fit");
+    assert_eq!(cfg.grid_dim.0, (u32::MAX as usize).div_ceil(1024) as u32);
+    assert_eq!(try_launch_config_1d(0, 256).expect("n = 0 is allowed").grid_dim.0, 0);
+}
+
+#[test]
+fn device_safe_types_have_the_blstrs_sizes() {
+    // The byte sizes the kernels' types must match (layout equality itself is tests/layout.rs's job).
+    fn size<T: zkgpu::DeviceSafe>() -> usize {
+        std::mem::size_of::<T>()
+    }
+    assert_eq!(size::<blstrs::Scalar>(), 32);
+    assert_eq!(size::<blstrs::Fp>(), 48);
+    assert_eq!(size::<blstrs::Fp2>(), 96);
+    assert_eq!(size::<blstrs::G1Affine>(), 96);
+    assert_eq!(size::<blstrs::G2Affine>(), 192);
+    assert_eq!(size::<blstrs::G1Projective>(), 144);
+    assert_eq!(size::<blstrs::G2Projective>(), 288);
+    assert_eq!(size::<[u32; 12]>(), 48);
+}
