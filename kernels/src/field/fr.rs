@@ -1,0 +1,10 @@
+//! Fr: the BLS12-381 scalar field (r has 255 bits), 8 limbs, R = 2^256. Bit-identical to `blstrs::Scalar`.
+
+super::prime::prime_field! {
+    /// An element of Fr in Montgomery form, fully reduced, little-endian 32-bit limbs.
+    Fr, limbs: 8, asm: fr,
+    modulus: [0x00000001 0xffffffff 0xfffe5bfe 0x53bda402 0x09a1d805 0x3339d808 0x299d7d48 0x73eda753],
+    inv: 0xffffffff,
+    r: [0xfffffffe 0x00000001 0x00034802 0x5884b7fa 0xecbc4ff5 0x998c4fef 0xacc5056f 0x1824b159],
+    r2: [0xf3f29c6d 0xc999e990 0x87925c23 0x2b6cedcb 0x7254398f 0x05d31496 0x9f59ff11 0x0748d9d9]
+}

@@ -1,0 +1,199 @@
+//! One macro defines both prime fields (Fr and Fq) so their API and dispatch cannot drift apart.
+
+/// Defines a Montgomery-form prime field type over `N` 32-bit limbs.
+///
+/// The modulus limbs are given once, as literals, and feed both the Rust constants and the PTX text of the
+/// inline-asm chains (`$asm` names the module of [`crate::field::asm`] generated from the same literals).
+macro_rules! prime_field {
+    (
+        $(#[$meta:meta])*
+        $name:ident, limbs: $n:literal, asm: $asm:ident,
+        modulus: [$($p:literal)*], inv: $inv:literal,
+        r: [$($r:literal)*], r2: [$($r2:literal)*]
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+        #[repr(C, align(8))]
+        pub struct $name(pub(crate) [u32; $n]);
+
+        impl $name {
+            /// Number of 32-bit limbs.
+            pub const LIMBS: usize = $n;
+            /// The modulus p, little-endian limbs.
+            pub const MODULUS: [u32; $n] = [$($p),*];
+            /// -p^-1 mod 2^32, the Montgomery reduction factor.
+            pub const INV: u32 = $inv;
+            /// R mod p (the Montgomery form of 1).
+            pub const R: [u32; $n] = [$($r),*];
+            /// R^2 mod p (converts canonical values into Montgomery form).
+            pub const R2: [u32; $n] = [$($r2),*];
+            /// Fermat exponent p - 2 for inversion.
+            const P_MINUS_2: [u32; $n] = $crate::field::mont::sub_small([$($p),*], 2);
+
+            /// Wraps Montgomery-form limbs (must be < p; not checked, as on the GPU there is no one to tell).
+            #[inline(always)]
+            pub const fn from_limbs(limbs: [u32; $n]) -> Self {
+                Self(limbs)
+            }
+
+            /// The Montgomery-form limbs.
+            #[inline(always)]
+            pub const fn limbs(&self) -> [u32; $n] {
+                self.0
+            }
+
+            /// Converts an ordinary (canonical) integer to Montgomery form; any `N`-limb value is reduced mod p.
+            #[inline(always)]
+            pub fn from_canonical_limbs(limbs: [u32; $n]) -> Self {
+                Self($crate::field::mont::mul(&limbs, &Self::R2, &Self::MODULUS, Self::INV))
+            }
+
+            /// The canonical integer value (leaves Montgomery form).
+            #[inline(always)]
+            pub fn to_canonical_limbs(&self) -> [u32; $n] {
+                let mut one = [0u32; $n];
+                one[0] = 1;
+                $crate::field::mont::mul(&self.0, &one, &Self::MODULUS, Self::INV)
+            }
+
+            #[inline(always)]
+            pub fn add_portable(&self, rhs: &Self) -> Self {
+                Self($crate::field::mont::add(&self.0, &rhs.0, &Self::MODULUS))
+            }
+            #[inline(always)]
+            pub fn sub_portable(&self, rhs: &Self) -> Self {
+                Self($crate::field::mont::sub(&self.0, &rhs.0, &Self::MODULUS))
+            }
+            #[inline(always)]
+            pub fn neg_portable(&self) -> Self {
+                Self($crate::field::mont::neg(&self.0, &Self::MODULUS))
+            }
+            #[inline(always)]
+            pub fn double_portable(&self) -> Self {
+                self.add_portable(self)
+            }
+            #[inline(always)]
+            pub fn mul_portable(&self, rhs: &Self) -> Self {
+                Self($crate::field::mont::mul(&self.0, &rhs.0, &Self::MODULUS, Self::INV))
+            }
+            #[inline(always)]
+            pub fn square_portable(&self) -> Self {
+                self.mul_portable(self)
+            }
+            /// Inverse by Fermat (a^(p-2)) using the portable multiplication; `0 -> 0`.
+            #[inline(always)]
+            pub fn inverse_portable(&self) -> Self {
+                self.pow_with(&Self::P_MINUS_2, Self::mul_portable, Self::square_portable)
+            }
+
+            /// Square-and-multiply over a public exponent, with the multiplication given explicitly so the
+            /// portable and the asm paths each stay pure.
+            #[inline(always)]
+            fn pow_with(&self, exp: &[u32; $n], mul: impl Fn(&Self, &Self) -> Self, square: impl Fn(&Self) -> Self) -> Self {
+                let mut acc = Self(Self::R);
+                let mut started = false;
+                let mut k = $n;
+                while k > 0 {
+                    k -= 1;
+                    let mut bit = 32;
+                    while bit > 0 {
+                        bit -= 1;
+                        if started {
+                            acc = square(&acc);
+                        }
+                        if (exp[k] >> bit) & 1 == 1 {
+                            acc = mul(&acc, self);
+                            started = true;
+                        }
+                    }
+                }
+                acc
+            }
+
+            /// The PTX multiplication run by an interpreter on the host: checks the GPU's exact instructions.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn mul_ptx_emulated(&self, rhs: &Self) -> Self {
+                Self($crate::field::asm::$asm::mul_emulated(&self.0, &rhs.0))
+            }
+            /// The PTX squaring run by the host interpreter.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn square_ptx_emulated(&self) -> Self {
+                Self($crate::field::asm::$asm::square_emulated(&self.0))
+            }
+            /// The PTX addition run by the host interpreter.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn add_ptx_emulated(&self, rhs: &Self) -> Self {
+                Self($crate::field::asm::$asm::add_emulated(&self.0, &rhs.0))
+            }
+            /// The PTX subtraction run by the host interpreter.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn sub_ptx_emulated(&self, rhs: &Self) -> Self {
+                Self($crate::field::asm::$asm::sub_emulated(&self.0, &rhs.0))
+            }
+            /// The PTX negation run by the host interpreter.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn neg_ptx_emulated(&self) -> Self {
+                Self($crate::field::asm::$asm::neg_emulated(&self.0))
+            }
+        }
+
+        /// On nvptx64 the operations run inline-PTX carry chains; elsewhere the portable Rust.
+        impl $crate::field::Field for $name {
+            const ZERO: Self = Self([0; $n]);
+            const ONE: Self = Self(Self::R);
+
+            #[inline(always)]
+            fn add(&self, rhs: &Self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                return Self($crate::field::asm::$asm::add(&self.0, &rhs.0));
+                #[cfg(not(target_arch = "nvptx64"))]
+                return self.add_portable(rhs);
+            }
+            #[inline(always)]
+            fn sub(&self, rhs: &Self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                return Self($crate::field::asm::$asm::sub(&self.0, &rhs.0));
+                #[cfg(not(target_arch = "nvptx64"))]
+                return self.sub_portable(rhs);
+            }
+            #[inline(always)]
+            fn mul(&self, rhs: &Self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                return Self($crate::field::asm::$asm::mul(&self.0, &rhs.0));
+                #[cfg(not(target_arch = "nvptx64"))]
+                return self.mul_portable(rhs);
+            }
+            #[inline(always)]
+            fn neg(&self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                return Self($crate::field::asm::$asm::neg(&self.0));
+                #[cfg(not(target_arch = "nvptx64"))]
+                return self.neg_portable();
+            }
+            #[inline(always)]
+            fn double(&self) -> Self {
+                $crate::field::Field::add(self, self)
+            }
+            #[inline(always)]
+            fn square(&self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                return Self($crate::field::asm::$asm::square(&self.0));
+                #[cfg(not(target_arch = "nvptx64"))]
+                return self.square_portable();
+            }
+            #[inline(always)]
+            fn inverse(&self) -> Self {
+                self.pow_with(
+                    &Self::P_MINUS_2,
+                    <Self as $crate::field::Field>::mul,
+                    <Self as $crate::field::Field>::square,
+                )
+            }
+            #[inline(always)]
+            fn is_zero(&self) -> bool {
+                $crate::field::mont::is_zero(&self.0)
+            }
+        }
+    };
+}
+pub(crate) use prime_field;

@@ -1,0 +1,1 @@
+//! Host interpreter for the PTX chains (placeholder).
