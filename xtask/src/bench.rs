@@ -1,0 +1,92 @@
+//! `cargo xtask bench [runner args]`: the kernel workbench.
+//!
+//! Builds the bench runner (`zkgpu-bench`, the `runner` feature of this package) with the PTX built from
+//! source, prints ptxas's resource table for the kernels of the selected ops, then runs the runner, which
+//! times the kernels on the GPU (CUDA events) or, with no GPU, times the CPU reference and says so.
+//! Results go to `--json`/`--plot` (default `target/zkgpu-bench/latest.{json,svg}`); a JSON file written under
+//! benches/results/ also refreshes README.md's table.
+use crate::util::{self, Result};
+use crate::{ptx, readme};
+use std::path::PathBuf;
+use std::process::Command;
+
+pub fn run(args: &[String]) -> Result<()> {
+    let runner = build_runner()?;
+    let passthrough = args.iter().any(|a| matches!(a.as_str(), "--list" | "-h" | "--help" | "--probe" | "--kernels"));
+    if passthrough {
+        return util::run(Command::new(&runner).args(args));
+    }
+
+    // ptxas table for the kernels this sweep uses (useful with or without a GPU).
+    let kernels = kernel_names(&runner, args)?;
+    match ptx::build().and_then(|b| ptx::ptxas_report(&b)) {
+        Ok(report) => ptx::print_table(&report, Some(&|k: &str| kernels.iter().any(|n| n == k))),
+        Err(e) => eprintln!("xtask: warning: no ptxas table: {e}"),
+    }
+
+    let mut cmd = Command::new(&runner);
+    cmd.args(args);
+    let out_dir = util::target_dir().join("zkgpu-bench");
+    if !args.iter().any(|a| a == "--json" || a.starts_with("--json=")) {
+        cmd.arg("--json").arg(out_dir.join("latest.json"));
+    }
+    if !args.iter().any(|a| a == "--plot" || a.starts_with("--plot=")) {
+        cmd.arg("--plot").arg(out_dir.join("latest.svg"));
+    }
+    util::run(&mut cmd)?;
+
+    let writes_results = args.windows(2).any(|w| w[0] == "--json" && w[1].contains("benches/results"))
+        || args.iter().any(|a| a.starts_with("--json=") && a.contains("benches/results"));
+    if writes_results {
+        readme::run(false)?;
+    }
+    Ok(())
+}
+
+/// Build `zkgpu-bench` in release with the PTX built from source; return its path.
+pub fn build_runner() -> Result<PathBuf> {
+    let messages = util::cargo_json(
+        util::cargo()
+            .args(["build", "--release", "-p", "xtask", "--features", "runner", "--bin", "zkgpu-bench"])
+            .env("ZKGPU_PTX", "build")
+            .env("ZKGPU_BENCH_COMMIT", git_commit()),
+    )?;
+    messages
+        .iter()
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "zkgpu-bench")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| "cargo built no zkgpu-bench executable".to_string())
+}
+
+/// Kernels the selected ops and variants launch (asked from the runner, which owns the op registry).
+fn kernel_names(runner: &PathBuf, args: &[String]) -> Result<Vec<String>> {
+    let out = Command::new(runner)
+        .args(args)
+        .arg("--kernels")
+        .output()
+        .map_err(|e| format!("{}: {e}", runner.display()))?;
+    if !out.status.success() {
+        return Err(format!("zkgpu-bench --kernels failed:\n{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect())
+}
+
+/// Short commit id, with `-dirty` when the work tree has changes ("unknown" outside git).
+pub fn git_commit() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(util::root())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(id) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            if dirty { format!("{id}-dirty") } else { id }
+        }
+        None => "unknown".into(),
+    }
+}

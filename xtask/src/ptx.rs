@@ -1,0 +1,321 @@
+//! `cargo xtask ptx [--check]`: build the kernels' PTX, keep the committed copy in kernels/ptx/ in step with
+//! the sources, and report what ptxas makes of each kernel (registers, shared memory, stack, spills).
+//!
+//! The PTX is built by the host crate's build.rs (ZKGPU_PTX=build): `cargo check -p zkgpu` runs it, and the
+//! files are taken from the build script's OUT_DIR, so there is exactly one recipe for the kernel build.
+//!
+//! ptxas comes from PyPI's `nvidia-cuda-nvcc` wheel (no CUDA toolkit needed), downloaded once into
+//! `.cache/ptxas/<version>/` (git-ignored). `ZKGPU_PTXAS=/path/to/ptxas` uses another copy.
+//!
+//! Check policy (`--check`, run by `cargo xtask test` and CI):
+//! - the committed `kernels/ptx/zkgpu_<arch>.ptx` must equal a fresh build byte for byte (fix: `cargo xtask ptx`
+//!   and commit kernels/ptx/);
+//! - ptxas must accept the module for every arch;
+//! - a *hot* kernel must not spill. Hot = every kernel except the test-only ones (`arith_*`, `device_api_*`,
+//!   `smoke_*`), which exist to check correctness: their spills are reported as warnings, not failures.
+use crate::util::{self, Result};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Architectures built, in the order the table shows them (the host picks the module by compute capability).
+pub const ARCHES: [&str; 2] = ["sm_90", "sm_80"];
+/// The PyPI release ptxas is taken from (CUDA 13.0: accepts the PTX the H200's 580 driver loads).
+pub const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc==13.0.88";
+const PTXAS_VERSION: &str = "13.0.88";
+/// Kernel name prefixes of test-only kernels (spills there are reported, not fatal).
+pub const TEST_ONLY_PREFIXES: [&str; 3] = ["arith_", "device_api_", "smoke_"];
+
+/// PTX freshly built from the sources, per arch.
+pub struct BuiltPtx {
+    pub files: Vec<(&'static str, PathBuf)>,
+}
+
+/// What ptxas reports for one kernel on one arch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resources {
+    pub registers: u32,
+    pub shared_bytes: u32,
+    pub stack_bytes: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+}
+
+/// ptxas results for every arch: arch -> kernel -> resources.
+pub struct Report {
+    pub per_arch: BTreeMap<&'static str, BTreeMap<String, Resources>>,
+}
+
+pub fn is_hot(kernel: &str) -> bool {
+    !TEST_ONLY_PREFIXES.iter().any(|p| kernel.starts_with(p))
+}
+
+/// The task: build, write or compare kernels/ptx/, run ptxas, print the table, apply the check policy.
+pub fn run(check: bool) -> Result<Report> {
+    let built = build()?;
+    let committed_dir = util::root().join("kernels/ptx");
+    let mut problems = Vec::new();
+    for (arch, path) in &built.files {
+        let committed = committed_dir.join(format!("zkgpu_{arch}.ptx"));
+        if check {
+            if let Some(why) = compare(path, &committed)? {
+                problems.push(format!(
+                    "kernels/ptx/zkgpu_{arch}.ptx is stale ({why}): run `cargo xtask ptx` and commit kernels/ptx/"
+                ));
+            }
+        } else {
+            util::copy(path, &committed)?;
+            eprintln!("xtask: wrote {}", committed.display());
+        }
+    }
+    let report = ptxas_report(&built)?;
+    print_table(&report, None);
+    problems.extend(spill_problems(&report));
+    if check {
+        if problems.is_empty() {
+            eprintln!("xtask: PTX check passed (committed PTX fresh, ptxas clean, no spills in hot kernels)");
+        } else {
+            return Err(problems.join("\n"));
+        }
+    } else if !problems.is_empty() {
+        eprintln!("xtask: warning: {}", problems.join("\nxtask: warning: "));
+    }
+    Ok(report)
+}
+
+/// Build the PTX through build.rs and return where it is.
+pub fn build() -> Result<BuiltPtx> {
+    let messages = util::cargo_json(util::cargo().args(["check", "-p", "zkgpu"]).env("ZKGPU_PTX", "build"))?;
+    let out_dir = messages
+        .iter()
+        .filter(|m| m["reason"] == "build-script-executed")
+        .filter(|m| {
+            let id = m["package_id"].as_str().unwrap_or("");
+            id.contains("#zkgpu@") || id.starts_with("zkgpu ")
+        })
+        .find_map(|m| m["out_dir"].as_str().map(PathBuf::from))
+        .ok_or("cargo reported no build-script run for the zkgpu package")?;
+    let files = ARCHES
+        .iter()
+        .map(|arch| (*arch, out_dir.join(format!("zkgpu_{arch}.ptx"))))
+        .collect::<Vec<_>>();
+    for (_, f) in &files {
+        if !f.exists() {
+            return Err(format!("build.rs did not produce {}", f.display()));
+        }
+    }
+    Ok(BuiltPtx { files })
+}
+
+/// `None` if equal, else a short reason (first differing line).
+fn compare(fresh: &Path, committed: &Path) -> Result<Option<String>> {
+    let Ok(old) = std::fs::read_to_string(committed) else {
+        return Ok(Some("missing".into()));
+    };
+    let new = std::fs::read_to_string(fresh).map_err(|e| format!("{}: {e}", fresh.display()))?;
+    if old == new {
+        return Ok(None);
+    }
+    let line = old.lines().zip(new.lines()).position(|(a, b)| a != b);
+    Ok(Some(match line {
+        Some(i) => format!("first difference at line {}", i + 1),
+        None => format!("{} lines committed, {} built", old.lines().count(), new.lines().count()),
+    }))
+}
+
+/// The ptxas binary: $ZKGPU_PTXAS, else the cached copy, else download the wheel into the cache.
+pub fn ptxas() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("ZKGPU_PTXAS") {
+        return Ok(PathBuf::from(p));
+    }
+    let cache = util::root().join(".cache/ptxas").join(PTXAS_VERSION);
+    let bin = cache.join("ptxas");
+    if bin.exists() {
+        return Ok(bin);
+    }
+    eprintln!("xtask: fetching ptxas from PyPI ({PTXAS_WHEEL}) into {}", cache.display());
+    let wheels = cache.join("wheel");
+    util::run(
+        Command::new("python3")
+            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
+            .arg(&wheels)
+            .arg(PTXAS_WHEEL),
+    )?;
+    // Take only bin/ptxas out of the wheel (a zip); python's zipfile avoids needing `unzip`.
+    let extract = r#"
+import sys, zipfile, glob, os, shutil
+wheels, dest = sys.argv[1], sys.argv[2]
+whl = sorted(glob.glob(os.path.join(wheels, "nvidia_cuda_nvcc-*.whl")))[-1]
+with zipfile.ZipFile(whl) as z:
+    name = next(n for n in z.namelist() if n.endswith("/bin/ptxas"))
+    with z.open(name) as src, open(dest + ".part", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+os.chmod(dest + ".part", 0o755)
+os.replace(dest + ".part", dest)
+"#;
+    util::run(Command::new("python3").args(["-c", extract]).arg(&wheels).arg(&bin))?;
+    std::fs::remove_dir_all(&wheels).ok();
+    Ok(bin)
+}
+
+/// Run `ptxas -arch=<arch> -v` on each module and parse the per-kernel resources.
+pub fn ptxas_report(built: &BuiltPtx) -> Result<Report> {
+    let ptxas = ptxas()?;
+    let cubin_dir = util::target_dir().join("zkgpu-cubin");
+    std::fs::create_dir_all(&cubin_dir).map_err(|e| format!("{}: {e}", cubin_dir.display()))?;
+    let mut per_arch = BTreeMap::new();
+    for (arch, ptx) in &built.files {
+        let cubin = cubin_dir.join(format!("zkgpu_{arch}.cubin"));
+        let out = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg("-v")
+            .arg("-o")
+            .arg(&cubin)
+            .arg(ptx)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            return Err(format!("ptxas -arch={arch} rejected {}:\n{text}", ptx.display()));
+        }
+        per_arch.insert(*arch, parse_ptxas(&text));
+    }
+    Ok(Report { per_arch })
+}
+
+/// Parse `ptxas -v` output: entry functions with their register count, shared memory, stack and spills.
+pub fn parse_ptxas(text: &str) -> BTreeMap<String, Resources> {
+    let mut kernels: BTreeMap<String, Resources> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or("").to_string();
+            kernels.entry(name.clone()).or_default();
+            current = Some(name);
+        } else if let Some(rest) = line.split("Function properties for ").nth(1) {
+            // Properties of a non-entry (called) function are not a kernel's: stop attributing.
+            let name = rest.trim().to_string();
+            current = kernels.contains_key(&name).then_some(name);
+        } else if let Some(k) = current.as_ref().and_then(|n| kernels.get_mut(n)) {
+            if line.contains("stack frame") {
+                k.stack_bytes = number_before(line, "bytes stack frame").unwrap_or(0);
+                k.spill_stores = number_before(line, "bytes spill stores").unwrap_or(0);
+                k.spill_loads = number_before(line, "bytes spill loads").unwrap_or(0);
+            } else if line.contains("Used ") && line.contains("registers") {
+                k.registers = number_before(line, "registers").unwrap_or(0);
+                k.shared_bytes = number_before(line, "bytes smem").unwrap_or(0);
+            }
+        }
+    }
+    kernels
+}
+
+/// The integer just before `marker` in `line` ("..., 40 bytes spill stores" -> 40).
+fn number_before(line: &str, marker: &str) -> Option<u32> {
+    let head = &line[..line.find(marker)?];
+    head.trim_end().rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+/// Failures under the check policy: any spill in a hot kernel.
+pub fn spill_problems(report: &Report) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (arch, kernels) in &report.per_arch {
+        for (name, r) in kernels {
+            if (r.spill_stores > 0 || r.spill_loads > 0) && is_hot(name) {
+                problems.push(format!(
+                    "hot kernel {name} spills on {arch}: {} bytes stores, {} bytes loads",
+                    r.spill_stores, r.spill_loads
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Print the per-kernel table for all arches; `filter` keeps only kernels it accepts.
+pub fn print_table(report: &Report, filter: Option<&dyn Fn(&str) -> bool>) {
+    let mut names: Vec<&String> = report.per_arch.values().flat_map(|k| k.keys()).collect();
+    names.sort();
+    names.dedup();
+    names.retain(|n| filter.is_none_or(|f| f(n)));
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(6).max(6);
+    let arches: Vec<&str> = ARCHES.iter().copied().filter(|a| report.per_arch.contains_key(a)).collect();
+    let mut header = format!("{:<width$}", "kernel");
+    for arch in &arches {
+        header.push_str(&format!(" | {arch:<6} {:>4} {:>6} {:>6} {:>11}", "regs", "smem", "stack", "spill st/ld"));
+    }
+    println!("\nptxas resources per kernel (test-only kernels marked *; spills there are not fatal)");
+    println!("{header}");
+    println!("{}", "-".repeat(header.len()));
+    for name in names {
+        let mark = if is_hot(name) { ' ' } else { '*' };
+        let mut line = format!("{:<width$}", format!("{name}{mark}"));
+        for arch in &arches {
+            match report.per_arch.get(arch).and_then(|k| k.get(name)) {
+                Some(r) => line.push_str(&format!(
+                    " | {:<6} {:>4} {:>6} {:>6} {:>11}",
+                    "",
+                    r.registers,
+                    r.shared_bytes,
+                    r.stack_bytes,
+                    format!("{}/{}", r.spill_stores, r.spill_loads)
+                )),
+                None => line.push_str(&format!(" | {:<6} {:>31}", "", "(absent)")),
+            }
+        }
+        println!("{line}");
+    }
+    println!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'bench_mul_fq_asm' for 'sm_90'
+ptxas info    : Function properties for bench_mul_fq_asm
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers, used 0 barriers, 384 bytes cmem[0]
+ptxas info    : Compile time = 10.899 ms
+ptxas info    : Function properties for helper
+    8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Compiling entry function 'arith_fq2_inv' for 'sm_90'
+ptxas info    : Function properties for arith_fq2_inv
+    64 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads
+ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 64 bytes cumulative stack size
+";
+
+    #[test]
+    fn parses_entries_and_ignores_called_functions() {
+        let k = parse_ptxas(SAMPLE);
+        assert_eq!(k.len(), 2);
+        assert_eq!(k["bench_mul_fq_asm"], Resources { registers: 40, ..Default::default() });
+        assert_eq!(
+            k["arith_fq2_inv"],
+            Resources { registers: 255, shared_bytes: 4096, stack_bytes: 64, spill_stores: 12, spill_loads: 16 }
+        );
+    }
+
+    #[test]
+    fn spills_fail_only_in_hot_kernels() {
+        let mut kernels = parse_ptxas(SAMPLE);
+        let report = Report { per_arch: BTreeMap::from([("sm_90", kernels.clone())]) };
+        assert!(spill_problems(&report).is_empty(), "arith_* is test-only");
+        kernels.get_mut("bench_mul_fq_asm").unwrap().spill_loads = 8;
+        let report = Report { per_arch: BTreeMap::from([("sm_90", kernels)]) };
+        let problems = spill_problems(&report);
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].contains("bench_mul_fq_asm"));
+    }
+
+    #[test]
+    fn hot_kernel_classification() {
+        assert!(is_hot("msm_g1_accumulate"));
+        assert!(is_hot("bench_mul_fr_portable"));
+        assert!(!is_hot("arith_fr_mul"));
+        assert!(!is_hot("smoke_add_u32"));
+        assert!(!is_hot("device_api_shuffle"));
+    }
+}

@@ -1,0 +1,58 @@
+//! The benchmark results file (`benches/results/<gpu>.json`), in the schema of `shared/design.md`:
+//! `{"gpu", "driver", "commit", "date", "rows": [{"op", "variant", "log_n", "inputs", "median_ms", "min_ms",
+//! "max_ms", "reps", ...}]}` with op-specific extras (`gmul_s` for multiplication throughput, `gbps` for
+//! transfers, `gpu_busy`/`h2d_gbps` for pipelines). Unknown fields are kept, so old files round-trip.
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One benchmark run: where it ran and what it measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Results {
+    /// Device name, e.g. "NVIDIA H200", or "cpu: <model>" for CPU reference runs.
+    pub gpu: String,
+    /// NVIDIA driver version ("none" for CPU runs).
+    pub driver: String,
+    /// Git commit the binaries were built from (`-dirty` when the tree had changes).
+    pub commit: String,
+    /// UTC time of the run, RFC 3339.
+    pub date: String,
+    pub rows: Vec<Row>,
+}
+
+/// One (op, variant, size, input placement) measurement. Times are milliseconds over `reps` repetitions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub op: String,
+    pub variant: String,
+    pub log_n: u32,
+    /// Where the inputs start: "device", "pinned", "pageable" (GPU) or "host" (CPU reference).
+    pub inputs: String,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub reps: u32,
+    /// Field multiplications per second, in billions (mul_* ops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gmul_s: Option<f64>,
+    /// Transfer rate in GB/s (h2d/d2h ops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gbps: Option<f64>,
+    /// Anything else an op records (iterations, gpu_busy, ...).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Results {
+    pub fn read(path: &Path) -> Result<Results, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn write(&self, path: &Path) -> Result<(), String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
+    }
+}

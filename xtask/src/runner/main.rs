@@ -1,0 +1,307 @@
+//! `zkgpu-bench`: times zkgpu's kernels. Run through `cargo xtask bench` (which also prints the ptxas table)
+//! or directly from a bundle on a GPU host without Rust.
+//!
+//! With a CUDA GPU: each (op, variant, size) gets fresh random inputs, one warm-up run, then `--reps` timed
+//! runs (CUDA events, device time); the table shows the median. Without one (or with `--cpu`) it times the
+//! CPU reference of the same ops and says that GPU timings need a CUDA device.
+mod ops;
+mod plot;
+mod report;
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use ops::{BenchOp, CaseOptions, Target};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use xtask::results::{Results, Row};
+use zkgpu::Gpu;
+
+pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+#[derive(Parser)]
+#[command(name = "zkgpu-bench", about = "Benchmark zkgpu kernels (GPU) or their CPU reference")]
+struct Args {
+    /// Ops to run, by name or prefix (`mul` = mul_fq + mul_fr); default: all. See --list.
+    ops: Vec<String>,
+    /// Only these variants (comma-separated), e.g. `asm,portable`.
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<String>,
+    /// log2 sizes: `22`, `16,20,24`, `16..24` (inclusive) or `16..24:2` (step); default: per op.
+    #[arg(long)]
+    sizes: Option<String>,
+    /// Timed repetitions per case (the median is reported; at least 5 recommended).
+    #[arg(long, default_value_t = 7)]
+    reps: u32,
+    /// Untimed warm-up runs per case.
+    #[arg(long, default_value_t = 1)]
+    warmup: u32,
+    /// Op-specific inner repetition count (mul: chain length per thread); default: per op.
+    #[arg(long)]
+    iters: Option<u32>,
+    /// Input RNG seed; default: random (printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write results JSON here (design.md schema).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write an SVG plot here (time and throughput vs size, one line per variant, log scales).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// List ops, variants and default sizes, then exit.
+    #[arg(long)]
+    list: bool,
+    /// Time the CPU reference even if a GPU is present.
+    #[arg(long)]
+    cpu: bool,
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Print the CUDA device found (exit status 1 if none) and exit.
+    #[arg(long)]
+    probe: bool,
+    /// Print the kernels the selected ops and variants launch, one per line, and exit.
+    #[arg(long)]
+    kernels: bool,
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("zkgpu-bench: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<ExitCode> {
+    if args.probe {
+        return Ok(probe(args.device));
+    }
+    let selected = ops::select(ops::registry(), &args.ops)?;
+    if args.list {
+        list(&selected);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.kernels {
+        for op in &selected {
+            for v in variants(op.as_ref(), Target::Gpu, &args.variants) {
+                for k in op.kernels(v) {
+                    println!("{k}");
+                }
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.reps == 0 {
+        return Err("--reps must be at least 1".into());
+    }
+
+    let gpu = if args.cpu { None } else { open_gpu(args.device) };
+    let target = if gpu.is_some() { Target::Gpu } else { Target::Cpu };
+    let seed = args.seed.unwrap_or_else(random_seed);
+    println!("zkgpu-bench: seed {seed} (replay with --seed {seed})");
+    let opts = CaseOptions { seed, iters: args.iters };
+    let sizes = args.sizes.as_deref().map(parse_sizes).transpose()?;
+
+    // The plan: every (op, variant, size), variants of one size adjacent so ratios read side by side.
+    let mut plan = Vec::new();
+    for op in &selected {
+        let op_sizes = sizes.clone().unwrap_or_else(|| op.default_sizes(target).to_vec());
+        for &log_n in &op_sizes {
+            for v in variants(op.as_ref(), target, &args.variants) {
+                plan.push((op.as_ref(), v, log_n));
+            }
+        }
+    }
+    if plan.is_empty() {
+        return Err("nothing to run: no op/variant matches (see --list)".into());
+    }
+
+    let bar = ProgressBar::new((plan.len() as u64) * u64::from(args.warmup + args.reps));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs  {elapsed_precise}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut rows = Vec::new();
+    for (op, variant, log_n) in plan {
+        bar.set_message(format!("{} {variant} 2^{log_n}", op.name()));
+        let row = measure(op, gpu.as_ref(), variant, log_n, &opts, &args, &bar)
+            .map_err(|e| format!("{} {variant} 2^{log_n}: {e}", op.name()))?;
+        rows.push(row);
+    }
+    bar.finish_and_clear();
+
+    let (gpu_name, driver) = match &gpu {
+        Some(g) => (g.info().name.clone(), g.info().driver_version.clone()),
+        None => (format!("cpu: {}", report::cpu_name()), "none".to_string()),
+    };
+    let results = Results {
+        gpu: gpu_name,
+        driver,
+        commit: option_env!("ZKGPU_BENCH_COMMIT").unwrap_or("unknown").to_string(),
+        date: report::utc_now_rfc3339(),
+        rows,
+    };
+    report::print_table(&results, &selected, target);
+    if let Some(path) = &args.json {
+        results.write(path)?;
+        println!("results: {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        plot::write_svg(&results, path)?;
+        println!("plot: {}", path.display());
+    }
+    if target == Target::Cpu {
+        println!("\nNOTE: these are CPU reference timings. GPU timings need a CUDA device (NVIDIA driver + GPU).");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Warm up, time `reps` runs, verify the outputs, summarize as a row.
+fn measure(
+    op: &dyn BenchOp,
+    gpu: Option<&Gpu>,
+    variant: &str,
+    log_n: u32,
+    opts: &CaseOptions,
+    args: &Args,
+    bar: &ProgressBar,
+) -> Result<Row> {
+    let mut case = op.prepare(gpu, variant, log_n, opts)?;
+    for _ in 0..args.warmup {
+        case.run()?;
+        bar.inc(1);
+    }
+    let mut times = Vec::with_capacity(args.reps as usize);
+    for _ in 0..args.reps {
+        times.push(case.run()?);
+        bar.inc(1);
+    }
+    case.verify(args.warmup + args.reps)?;
+    times.sort_by(f64::total_cmp);
+    let median = if times.len() % 2 == 1 {
+        times[times.len() / 2]
+    } else {
+        (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
+    };
+    Ok(Row {
+        op: op.name().to_string(),
+        variant: variant.to_string(),
+        log_n,
+        inputs: case.inputs().to_string(),
+        median_ms: median,
+        min_ms: times[0],
+        max_ms: times[times.len() - 1],
+        reps: args.reps,
+        gmul_s: case.muls_per_run().map(|m| m / (median * 1e-3) / 1e9),
+        gbps: case.bytes_per_run().map(|b| b / (median * 1e-3) / 1e9),
+        extra: case.extra(),
+    })
+}
+
+/// The op's variants on `target`, restricted to `wanted` when given.
+fn variants<'a>(op: &'a dyn BenchOp, target: Target, wanted: &[String]) -> Vec<&'a str> {
+    op.variants(target).iter().copied().filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v)).collect()
+}
+
+/// Open the GPU if there is one; otherwise say why and return None (the CPU reference runs instead).
+fn open_gpu(ordinal: usize) -> Option<Gpu> {
+    let opened = Gpu::count().and_then(|count| if count == 0 { Err(zkgpu::Error::NoDevice) } else { Gpu::new(ordinal) });
+    match opened {
+        Ok(gpu) => {
+            let i = gpu.info();
+            println!(
+                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver CUDA {}, PTX {} ({})",
+                i.ordinal,
+                i.name,
+                i.compute_capability.0,
+                i.compute_capability.1,
+                i.sm_count,
+                i.total_memory as f64 / (1u64 << 30) as f64,
+                i.driver_version,
+                i.ptx_arch,
+                zkgpu::PTX_SOURCE
+            );
+            Some(gpu)
+        }
+        Err(e) => {
+            println!("No CUDA GPU ({e}): GPU timings need a CUDA device. Timing the CPU reference instead.");
+            None
+        }
+    }
+}
+
+fn probe(ordinal: usize) -> ExitCode {
+    match open_gpu(ordinal) {
+        Some(_) => ExitCode::SUCCESS,
+        None => ExitCode::FAILURE,
+    }
+}
+
+fn list(selected: &[Box<dyn BenchOp>]) {
+    println!("{:<10} {:<26} {:<22} {:<16} about", "op", "GPU variants (baseline 1st)", "CPU variants", "default sizes");
+    for op in selected {
+        let sizes: Vec<String> = op.default_sizes(Target::Gpu).iter().map(u32::to_string).collect();
+        println!(
+            "{:<10} {:<26} {:<22} {:<16} {}",
+            op.name(),
+            op.variants(Target::Gpu).join(", "),
+            op.variants(Target::Cpu).join(", "),
+            sizes.join(","),
+            op.about()
+        );
+    }
+}
+
+/// `22`, `16,20,24`, `16..24`, `16..24:2`.
+fn parse_sizes(text: &str) -> Result<Vec<u32>> {
+    let mut sizes = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if let Some((lo, rest)) = part.split_once("..") {
+            let (hi, step) = rest.split_once(':').unwrap_or((rest, "1"));
+            let (lo, hi, step): (u32, u32, u32) = (lo.trim().parse()?, hi.trim().parse()?, step.trim().parse()?);
+            if step == 0 || lo > hi {
+                return Err(format!("bad size range {part:?}").into());
+            }
+            sizes.extend((lo..=hi).step_by(step as usize));
+        } else {
+            sizes.push(part.parse()?);
+        }
+    }
+    if sizes.is_empty() || sizes.iter().any(|&s| s > 31) {
+        return Err(format!("--sizes {text:?}: give log2 sizes between 0 and 31").into());
+    }
+    Ok(sizes)
+}
+
+fn random_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_syntax() {
+        assert_eq!(parse_sizes("22").unwrap(), vec![22]);
+        assert_eq!(parse_sizes("16,20, 24").unwrap(), vec![16, 20, 24]);
+        assert_eq!(parse_sizes("16..20").unwrap(), vec![16, 17, 18, 19, 20]);
+        assert_eq!(parse_sizes("16..24:4").unwrap(), vec![16, 20, 24]);
+        assert!(parse_sizes("20..16").is_err());
+        assert!(parse_sizes("40").is_err());
+        assert!(parse_sizes("x").is_err());
+    }
+
+    #[test]
+    fn op_selection_by_prefix() {
+        let names = |w: &[&str]| -> Vec<&'static str> {
+            let wanted: Vec<String> = w.iter().map(|s| s.to_string()).collect();
+            ops::select(ops::registry(), &wanted).unwrap().iter().map(|o| o.name()).collect()
+        };
+        assert_eq!(names(&["mul"]), vec!["mul_fq", "mul_fr"]);
+        assert_eq!(names(&["mul_fr"]), vec!["mul_fr"]);
+        assert!(ops::select(ops::registry(), &["mu".to_string()]).is_err());
+    }
+}

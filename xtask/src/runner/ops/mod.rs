@@ -1,0 +1,84 @@
+//! The op registry: every benchmarkable operation, its variants (implementation choices) and default sizes,
+//! for the GPU and for the CPU reference. A new op (NTT, MSM, batch addition, transfers) is one more
+//! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
+//! change. Ratios to sppark come from `xtask::peers` by op name.
+pub mod mul;
+
+use crate::Result;
+use zkgpu::Gpu;
+
+/// Where a case runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Gpu,
+    Cpu,
+}
+
+/// One benchmarkable operation, e.g. `mul_fq`.
+pub trait BenchOp: Sync {
+    /// Op name as in the results schema (`mul_fq`, `ntt_fwd_nn`, `msm_g1`, ...).
+    fn name(&self) -> &'static str;
+    /// One line for `--list`.
+    fn about(&self) -> &'static str;
+    /// Variants on `target`; the first is the baseline the table's ratio column divides by.
+    fn variants(&self, target: Target) -> &'static [&'static str];
+    /// log2 sizes swept when `--sizes` is not given.
+    fn default_sizes(&self, target: Target) -> &'static [u32];
+    /// Kernels a GPU variant launches (for the ptxas table).
+    fn kernels(&self, variant: &str) -> Vec<String>;
+    /// Allocate and fill inputs for one (variant, size) on `target` (`gpu` is `Some` for [`Target::Gpu`]).
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions)
+    -> Result<Box<dyn Case + 'g>>;
+}
+
+/// Knobs shared by all ops.
+#[derive(Clone, Debug)]
+pub struct CaseOptions {
+    /// RNG seed for the inputs (printed with the results).
+    pub seed: u64,
+    /// Op-specific repetition count inside one timed run (mul: chain length), `None` for the op's default.
+    pub iters: Option<u32>,
+}
+
+/// A prepared (op, variant, size): inputs are in place, `run` times one repetition.
+pub trait Case {
+    /// Where the inputs live: "device", "pinned", "pageable" (GPU) or "host" (CPU).
+    fn inputs(&self) -> &'static str;
+    /// One timed repetition, in milliseconds (CUDA events on the GPU, wall clock on the CPU).
+    fn run(&mut self) -> Result<f64>;
+    /// Check the outputs after `runs` repetitions (warm-up included) against an independent reference.
+    fn verify(&mut self, runs: u32) -> Result<()>;
+    /// Multiplications per run (for G mul/s), if the op counts them.
+    fn muls_per_run(&self) -> Option<f64> {
+        None
+    }
+    /// Bytes moved per run (for GB/s), if the op is a transfer.
+    fn bytes_per_run(&self) -> Option<f64> {
+        None
+    }
+    /// Extra fields recorded in the JSON row (e.g. the chain length).
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+}
+
+/// Every op the workbench knows, in listing order.
+pub fn registry() -> Vec<Box<dyn BenchOp>> {
+    vec![Box::new(mul::MulOp::<mul::FqSpec>::default()), Box::new(mul::MulOp::<mul::FrSpec>::default())]
+}
+
+/// Ops selected by the command line: exact names or prefixes at a `_` boundary (`mul` selects `mul_fq` and
+/// `mul_fr`); no selection means all. Unknown selections are an error listing what exists.
+pub fn select(all: Vec<Box<dyn BenchOp>>, wanted: &[String]) -> Result<Vec<Box<dyn BenchOp>>> {
+    if wanted.is_empty() {
+        return Ok(all);
+    }
+    let matches = |op: &str, w: &str| op == w || op.strip_prefix(w).is_some_and(|rest| rest.starts_with('_'));
+    for w in wanted {
+        if !all.iter().any(|op| matches(op.name(), w)) {
+            let names: Vec<_> = all.iter().map(|op| op.name()).collect();
+            return Err(format!("unknown op {w:?}; known: {}", names.join(", ")).into());
+        }
+    }
+    Ok(all.into_iter().filter(|op| wanted.iter().any(|w| matches(op.name(), w))).collect())
+}

@@ -1,0 +1,69 @@
+//! `cargo xtask test [--gpu]`: the project's test command (what CI runs).
+//!
+//! 1. PTX check (`cargo xtask ptx --check`: committed PTX fresh, ptxas clean, no spills in hot kernels);
+//! 2. `cargo test --workspace` (with the bench runner's tests) and the PTX built from source; the GPU tests are `#[ignore]`d, so this is the
+//!    CPU suite. `--gpu` first checks that a CUDA GPU is present (through `zkgpu::Gpu::count()`, by the bench
+//!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`;
+//! 3. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
+//!    ZKGPU_PTX=prebuilt proves a prover on stable Rust builds the host crate from the committed PTX.
+//!
+//! Every step runs even if an earlier one failed; the summary lists the failures.
+use crate::util::{self, Result};
+use crate::{bench, ptx};
+
+pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
+    if gpu {
+        // Before anything slow: a GPU run without a GPU must fail loudly, not skip the GPU tests.
+        let runner = bench::build_runner()?;
+        util::run(std::process::Command::new(&runner).arg("--probe"))
+            .map_err(|e| format!("--gpu needs a CUDA GPU, and none was found ({e})"))?;
+    }
+    let mut failures = Vec::new();
+    let mut step = |name: &str, result: Result<()>| match result {
+        Ok(()) => eprintln!("xtask: {name}: ok"),
+        Err(e) => {
+            eprintln!("xtask: {name}: FAILED\n{e}");
+            failures.push(name.to_string());
+        }
+    };
+
+    step("ptx check", ptx::run(true).map(|_| ()));
+
+    let mut cmd = util::cargo();
+    // `xtask/runner` adds the bench runner's own tests (input generation, CPU cases, size syntax).
+    cmd.args(["test", "--workspace", "--features", "xtask/runner"]).env("ZKGPU_PTX", "build");
+    if gpu || !cargo_args.is_empty() {
+        cmd.arg("--");
+        if gpu {
+            cmd.arg("--include-ignored");
+        }
+        cmd.args(cargo_args);
+    }
+    let name = if gpu { "cargo test (CPU + GPU)" } else { "cargo test (CPU; GPU tests ignored)" };
+    step(name, util::run(&mut cmd));
+
+    if stable {
+        if util::toolchain_installed("stable") {
+            step("stable consumer build (committed PTX)", stable_build());
+        } else {
+            eprintln!("xtask: no `stable` toolchain installed: skipping the stable consumer build");
+        }
+    }
+
+    if failures.is_empty() {
+        eprintln!("xtask: all steps passed");
+        Ok(())
+    } else {
+        Err(format!("failed steps: {}", failures.join(", ")))
+    }
+}
+
+/// Build the host crate the way a stable-Rust prover would: stable toolchain, committed PTX, no nightly.
+fn stable_build() -> Result<()> {
+    util::run(
+        util::cargo_with_toolchain("stable")
+            .args(["build", "-p", "zkgpu"])
+            .env("ZKGPU_PTX", "prebuilt")
+            .env("CARGO_TARGET_DIR", util::target_dir().join("stable-consumer")),
+    )
+}
