@@ -345,7 +345,7 @@ impl<T: DeviceSafe> PinnedBuffer<T> {
         // cuMemHostAlloc returns page-aligned memory, so any T is aligned; check rather than assume.
         let ptr = NonNull::new(raw.cast::<T>())
             .filter(|p| p.as_ptr().is_aligned())
-            .ok_or_else(|| Error::PinnedAlloc { requested: bytes, source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE) })?;
+            .ok_or(Error::PinnedAlloc { requested: bytes, source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE) })?;
         // SAFETY: `raw` is valid for `bytes` writes and exclusively ours.
         unsafe { std::ptr::write_bytes(raw, 0, bytes) };
         let transfer_done = Some(ctx.new_event(None)?);

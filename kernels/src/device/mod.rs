@@ -1,9 +1,29 @@
 //! The device API: a small cuda_std-like layer over `core::arch::nvptx`, LLVM NVVM intrinsics and inline PTX.
-//! (Owned by the device-API work; placeholder.)
+//!
+//! - [`index`]: thread / block / grid indices and dimensions, lane and warp ids, `global_thread_index`;
+//! - [`sync`]: block barrier, warp barrier, memory fences;
+//! - [`warp`]: shuffles (idx / up / down / xor) and votes (all / any / ballot);
+//! - [`atomic`]: relaxed atomics on global or shared memory (`atom.add`, `atom.max`, ...);
+//! - [`shared`]: an arena over the launch-sized dynamic shared memory that hands out typed, aligned,
+//!   non-overlapping slices with bounds checks.
+//!
+//! Everything that touches the hardware is `#[cfg(target_arch = "nvptx64")]`; the arena's carving logic
+//! ([`shared::SharedArena::from_raw`]) is target-independent so the host can test it.
+
+pub mod atomic;
+pub mod shared;
+
 #[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub fn global_thread_index() -> usize {
-    use core::arch::nvptx::*;
-    // SAFETY: reading special registers has no preconditions.
-    unsafe { (_block_idx_x() as usize) * (_block_dim_x() as usize) + (_thread_idx_x() as usize) }
-}
+pub mod index;
+#[cfg(target_arch = "nvptx64")]
+pub mod sync;
+#[cfg(target_arch = "nvptx64")]
+pub mod warp;
+
+#[cfg(target_arch = "nvptx64")]
+pub use index::*;
+#[cfg(target_arch = "nvptx64")]
+pub use sync::*;
+#[cfg(target_arch = "nvptx64")]
+pub use warp::*;
+pub use shared::{SharedArena, SharedSlice};
