@@ -239,29 +239,29 @@ pub fn print_table(report: &Report, filter: Option<&dyn Fn(&str) -> bool>) {
     names.sort();
     names.dedup();
     names.retain(|n| filter.is_none_or(|f| f(n)));
-    let width = names.iter().map(|n| n.len()).max().unwrap_or(6).max(6);
+    let width = names.iter().map(|n| n.len() + 1).max().unwrap_or(6).max(7);
     let arches: Vec<&str> = ARCHES.iter().copied().filter(|a| report.per_arch.contains_key(a)).collect();
+    let cell = |a: &str, b: &str, c: &str, d: &str| format!(" | {a:>5} {b:>6} {c:>6} {d:>11}");
+    let mut top = format!("{:<width$}", "");
     let mut header = format!("{:<width$}", "kernel");
     for arch in &arches {
-        header.push_str(&format!(" | {arch:<6} {:>4} {:>6} {:>6} {:>11}", "regs", "smem", "stack", "spill st/ld"));
+        top.push_str(&format!(" | {arch:<31}"));
+        header.push_str(&cell("regs", "smem", "stack", "spill st/ld"));
     }
-    println!("\nptxas resources per kernel (test-only kernels marked *; spills there are not fatal)");
-    println!("{header}");
-    println!("{}", "-".repeat(header.len()));
+    println!("\nptxas resources per kernel (bytes; * = test-only kernel, spills there are not fatal)");
+    println!("{top}\n{header}\n{}", "-".repeat(header.len()));
     for name in names {
-        let mark = if is_hot(name) { ' ' } else { '*' };
+        let mark = if is_hot(name) { "" } else { "*" };
         let mut line = format!("{:<width$}", format!("{name}{mark}"));
         for arch in &arches {
             match report.per_arch.get(arch).and_then(|k| k.get(name)) {
-                Some(r) => line.push_str(&format!(
-                    " | {:<6} {:>4} {:>6} {:>6} {:>11}",
-                    "",
-                    r.registers,
-                    r.shared_bytes,
-                    r.stack_bytes,
-                    format!("{}/{}", r.spill_stores, r.spill_loads)
+                Some(r) => line.push_str(&cell(
+                    &r.registers.to_string(),
+                    &r.shared_bytes.to_string(),
+                    &r.stack_bytes.to_string(),
+                    &format!("{}/{}", r.spill_stores, r.spill_loads),
                 )),
-                None => line.push_str(&format!(" | {:<6} {:>31}", "", "(absent)")),
+                None => line.push_str(&format!(" | {:>31}", "(absent)")),
             }
         }
         println!("{line}");

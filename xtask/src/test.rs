@@ -4,6 +4,7 @@
 //! 2. `cargo test --workspace` (with the bench runner's tests) and the PTX built from source; the GPU tests are `#[ignore]`d, so this is the
 //!    CPU suite. `--gpu` first checks that a CUDA GPU is present (through `zkgpu::Gpu::count()`, by the bench
 //!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`;
+//!    The criterion benches then run once each in test mode (`cargo test --bench host`);
 //! 3. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
 //!    ZKGPU_PTX=prebuilt proves a prover on stable Rust builds the host crate from the committed PTX.
 //!
@@ -41,6 +42,11 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     }
     let name = if gpu { "cargo test (CPU + GPU)" } else { "cargo test (CPU; GPU tests ignored)" };
     step(name, util::run(&mut cmd));
+    // Criterion benches in test mode: each benchmark runs once (the GPU group skips itself without a GPU).
+    step(
+        "criterion benches (test mode)",
+        util::run(util::cargo().args(["test", "-p", "zkgpu", "--bench", "host"]).env("ZKGPU_PTX", "build")),
+    );
 
     if stable {
         if util::toolchain_installed("stable") {

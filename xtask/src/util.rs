@@ -51,7 +51,7 @@ pub fn run(cmd: &mut Command) -> Result<()> {
 /// Run a cargo command with `--message-format=json-render-diagnostics`: diagnostics go to the terminal as
 /// usual, the JSON messages are returned.
 pub fn cargo_json(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
-    cmd.arg("--message-format=json-render-diagnostics").stdout(Stdio::piped());
+    cmd.arg("--message-format=json-render-diagnostics").stdout(Stdio::piped()).stderr(Stdio::inherit());
     eprintln!("xtask: $ {}", describe(cmd));
     let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", describe(cmd)))?;
     if !out.status.success() {

@@ -47,7 +47,8 @@ fn throughput(results: &Results, row: &Row) -> String {
         let bound = peers::h200_imad_bound_gmul_s(&row.op).filter(|_| results.gpu.contains("H200"));
         return match bound {
             Some(b) => format!("{g:.2} G mul/s ({:.0}% IMAD)", 100.0 * g / b),
-            None => format!("{g:.3} G mul/s"),
+            None if g < 1.0 => format!("{:.1} M mul/s", g * 1e3),
+            None => format!("{g:.2} G mul/s"),
         };
     }
     row.gbps.map(|g| format!("{g:.1} GB/s")).unwrap_or_default()
