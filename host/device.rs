@@ -118,8 +118,9 @@ impl Gpu {
 
     /// The kernel `name` from the loaded module; `Err(MissingKernel)` when there is no such kernel.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
-        // cudarc unwraps the C-string conversion: a name with a NUL cannot be a kernel, answer that here.
-        if name.as_bytes().contains(&0) {
+        // cudarc unwraps the C-string conversion: a name with a NUL (or an empty one) cannot be a kernel,
+        // answer that here.
+        if name.is_empty() || name.as_bytes().contains(&0) {
             return Err(Error::MissingKernel(name.to_string()));
         }
         self.ctx.bind_to_thread()?;
