@@ -15,7 +15,7 @@ use rand_core::{RngCore, SeedableRng};
 use zkgpu_kernels::field::{Fq, Fq2, Fr};
 
 /// Random (seeded) pairs per batch on top of the edge-case cross product.
-const RANDOM_PAIRS: usize = 1000;
+const RANDOM_PAIRS: usize = 500;
 
 fn check_against_reference<F: FieldUnderTest>(test: &str, path: CpuPath) {
     let mut rng = common::seeded_rng(test);

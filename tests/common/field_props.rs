@@ -293,12 +293,12 @@ impl FieldUnderTest for Fr {
     }
     fn ptx_emulated(op: Op, a: &Self, b: &Self) -> Option<Self> {
         Some(match op {
-            Op::Add => a.add_ptx_emulated(b),
-            Op::Sub => a.sub_ptx_emulated(b),
-            Op::Mul => a.mul_ptx_emulated(b),
-            Op::Neg => a.neg_ptx_emulated(),
-            Op::Double => a.add_ptx_emulated(a),
-            Op::Sqr => a.square_ptx_emulated(),
+            Op::Add => a.add_ptx_emulated(b).expect("PTX interpreter"),
+            Op::Sub => a.sub_ptx_emulated(b).expect("PTX interpreter"),
+            Op::Mul => a.mul_ptx_emulated(b).expect("PTX interpreter"),
+            Op::Neg => a.neg_ptx_emulated().expect("PTX interpreter"),
+            Op::Double => a.add_ptx_emulated(a).expect("PTX interpreter"),
+            Op::Sqr => a.square_ptx_emulated().expect("PTX interpreter"),
             // Fermat over the emulated multiply would take seconds; the laws cover inverse on other paths.
             Op::Inv => a.inverse(),
         })
@@ -327,12 +327,12 @@ impl FieldUnderTest for Fq {
     }
     fn ptx_emulated(op: Op, a: &Self, b: &Self) -> Option<Self> {
         Some(match op {
-            Op::Add => a.add_ptx_emulated(b),
-            Op::Sub => a.sub_ptx_emulated(b),
-            Op::Mul => a.mul_ptx_emulated(b),
-            Op::Neg => a.neg_ptx_emulated(),
-            Op::Double => a.add_ptx_emulated(a),
-            Op::Sqr => a.square_ptx_emulated(),
+            Op::Add => a.add_ptx_emulated(b).expect("PTX interpreter"),
+            Op::Sub => a.sub_ptx_emulated(b).expect("PTX interpreter"),
+            Op::Mul => a.mul_ptx_emulated(b).expect("PTX interpreter"),
+            Op::Neg => a.neg_ptx_emulated().expect("PTX interpreter"),
+            Op::Double => a.add_ptx_emulated(a).expect("PTX interpreter"),
+            Op::Sqr => a.square_ptx_emulated().expect("PTX interpreter"),
             Op::Inv => a.inverse(),
         })
     }
@@ -344,7 +344,7 @@ impl FieldUnderTest for Fq2 {
     /// Pairs of Fq edge cases, including the non-residues u and 1 + u and elements with c0 or c1 zero.
     fn edge_cases() -> Vec<Fp2> {
         let fq = Fq::edge_cases();
-        let picks = [0usize, 1, 2, 4, 5, 9, 12, 20];
+        let picks = [0usize, 1, 4, 5, 12, 20];
         let mut out = Vec::new();
         for &i in &picks {
             for &j in &picks {

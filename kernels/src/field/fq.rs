@@ -2,7 +2,7 @@
 
 super::prime::prime_field! {
     /// An element of Fq in Montgomery form, fully reduced, little-endian 32-bit limbs.
-    Fq, limbs: 12, asm: fq,
+    Fq, limbs: 12, tables: limb_tables_12,
     modulus: [0xffffaaab 0xb9feffff 0xb153ffff 0x1eabfffe 0xf6b0f624 0x6730d2a0
               0xf38512bf 0x64774b84 0x434bacd7 0x4b1ba7b6 0x397fe69a 0x1a0111ea],
     inv: 0xfffcfffd,

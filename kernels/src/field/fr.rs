@@ -2,7 +2,7 @@
 
 super::prime::prime_field! {
     /// An element of Fr in Montgomery form, fully reduced, little-endian 32-bit limbs.
-    Fr, limbs: 8, asm: fr,
+    Fr, limbs: 8, tables: limb_tables_8,
     modulus: [0x00000001 0xffffffff 0xfffe5bfe 0x53bda402 0x09a1d805 0x3339d808 0x299d7d48 0x73eda753],
     inv: 0xffffffff,
     r: [0xfffffffe 0x00000001 0x00034802 0x5884b7fa 0xecbc4ff5 0x998c4fef 0xacc5056f 0x1824b159],

@@ -17,9 +17,9 @@ pub mod mont;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod ptx_emu;
 
-mod fq;
+pub mod fq;
 mod fq2;
-mod fr;
+pub mod fr;
 mod prime;
 
 pub use fq::Fq;

@@ -3,14 +3,21 @@
 /// Defines a Montgomery-form prime field type over `N` 32-bit limbs.
 ///
 /// The modulus limbs are given once, as literals, and feed both the Rust constants and the PTX text of the
-/// inline-asm chains (`$asm` names the module of [`crate::field::asm`] generated from the same literals).
+/// inline-asm chains: `tables` names the limb-index table macro of [`crate::field::asm`] for this limb count,
+/// and the generated `ptx` submodule holds the texts and the functions running them.
 macro_rules! prime_field {
     (
         $(#[$meta:meta])*
-        $name:ident, limbs: $n:literal, asm: $asm:ident,
+        $name:ident, limbs: $n:literal, tables: $tables:ident,
         modulus: [$($p:literal)*], inv: $inv:literal,
         r: [$($r:literal)*], r2: [$($r2:literal)*]
     ) => {
+        /// The PTX carry chains of this field, generated from its modulus (see [`crate::field::asm`]).
+        pub mod ptx {
+            use $crate::field::asm::ptx_field;
+            $crate::field::asm::$tables!(ptx_field! { modulus: [$($p)*], inv: $inv, });
+        }
+
         $(#[$meta])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
         #[repr(C, align(8))]
@@ -112,28 +119,28 @@ macro_rules! prime_field {
 
             /// The PTX multiplication run by an interpreter on the host: checks the GPU's exact instructions.
             #[cfg(not(target_arch = "nvptx64"))]
-            pub fn mul_ptx_emulated(&self, rhs: &Self) -> Self {
-                Self($crate::field::asm::$asm::mul_emulated(&self.0, &rhs.0))
+            pub fn mul_ptx_emulated(&self, rhs: &Self) -> Result<Self, $crate::field::ptx_emu::PtxEmuError> {
+                ptx::mul_emulated(&self.0, &rhs.0).map(Self)
             }
             /// The PTX squaring run by the host interpreter.
             #[cfg(not(target_arch = "nvptx64"))]
-            pub fn square_ptx_emulated(&self) -> Self {
-                Self($crate::field::asm::$asm::square_emulated(&self.0))
+            pub fn square_ptx_emulated(&self) -> Result<Self, $crate::field::ptx_emu::PtxEmuError> {
+                ptx::square_emulated(&self.0).map(Self)
             }
             /// The PTX addition run by the host interpreter.
             #[cfg(not(target_arch = "nvptx64"))]
-            pub fn add_ptx_emulated(&self, rhs: &Self) -> Self {
-                Self($crate::field::asm::$asm::add_emulated(&self.0, &rhs.0))
+            pub fn add_ptx_emulated(&self, rhs: &Self) -> Result<Self, $crate::field::ptx_emu::PtxEmuError> {
+                ptx::add_emulated(&self.0, &rhs.0).map(Self)
             }
             /// The PTX subtraction run by the host interpreter.
             #[cfg(not(target_arch = "nvptx64"))]
-            pub fn sub_ptx_emulated(&self, rhs: &Self) -> Self {
-                Self($crate::field::asm::$asm::sub_emulated(&self.0, &rhs.0))
+            pub fn sub_ptx_emulated(&self, rhs: &Self) -> Result<Self, $crate::field::ptx_emu::PtxEmuError> {
+                ptx::sub_emulated(&self.0, &rhs.0).map(Self)
             }
             /// The PTX negation run by the host interpreter.
             #[cfg(not(target_arch = "nvptx64"))]
-            pub fn neg_ptx_emulated(&self) -> Self {
-                Self($crate::field::asm::$asm::neg_emulated(&self.0))
+            pub fn neg_ptx_emulated(&self) -> Result<Self, $crate::field::ptx_emu::PtxEmuError> {
+                ptx::neg_emulated(&self.0).map(Self)
             }
         }
 
@@ -145,28 +152,28 @@ macro_rules! prime_field {
             #[inline(always)]
             fn add(&self, rhs: &Self) -> Self {
                 #[cfg(target_arch = "nvptx64")]
-                return Self($crate::field::asm::$asm::add(&self.0, &rhs.0));
+                return Self(ptx::add(&self.0, &rhs.0));
                 #[cfg(not(target_arch = "nvptx64"))]
                 return self.add_portable(rhs);
             }
             #[inline(always)]
             fn sub(&self, rhs: &Self) -> Self {
                 #[cfg(target_arch = "nvptx64")]
-                return Self($crate::field::asm::$asm::sub(&self.0, &rhs.0));
+                return Self(ptx::sub(&self.0, &rhs.0));
                 #[cfg(not(target_arch = "nvptx64"))]
                 return self.sub_portable(rhs);
             }
             #[inline(always)]
             fn mul(&self, rhs: &Self) -> Self {
                 #[cfg(target_arch = "nvptx64")]
-                return Self($crate::field::asm::$asm::mul(&self.0, &rhs.0));
+                return Self(ptx::mul(&self.0, &rhs.0));
                 #[cfg(not(target_arch = "nvptx64"))]
                 return self.mul_portable(rhs);
             }
             #[inline(always)]
             fn neg(&self) -> Self {
                 #[cfg(target_arch = "nvptx64")]
-                return Self($crate::field::asm::$asm::neg(&self.0));
+                return Self(ptx::neg(&self.0));
                 #[cfg(not(target_arch = "nvptx64"))]
                 return self.neg_portable();
             }
@@ -177,7 +184,7 @@ macro_rules! prime_field {
             #[inline(always)]
             fn square(&self) -> Self {
                 #[cfg(target_arch = "nvptx64")]
-                return Self($crate::field::asm::$asm::square(&self.0));
+                return Self(ptx::square(&self.0));
                 #[cfg(not(target_arch = "nvptx64"))]
                 return self.square_portable();
             }
