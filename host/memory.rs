@@ -16,7 +16,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DriverError, PinnedHostSlice, sys};
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError, PinnedHostSlice, sys};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -123,6 +123,27 @@ impl<T: DeviceSafe> DeviceBuffer<T> {
     /// The device bytes, for `LaunchArgs::arg` when the kernel writes them.
     pub fn raw_mut(&mut self) -> &mut CudaSlice<u8> {
         &mut self.bytes
+    }
+
+    /// The device bytes of values `range` (e.g. one chunk of a batched kernel), for `LaunchArgs::arg`.
+    /// `Err(LengthMismatch)` when the range is out of bounds or reversed.
+    pub fn raw_range(&self, range: std::ops::Range<usize>) -> Result<CudaView<'_, u8>> {
+        let bytes = self.byte_range(&range)?;
+        self.bytes.try_slice(bytes).ok_or(Error::LengthMismatch { what: "raw_range", expected: self.len, actual: range.end })
+    }
+
+    /// Mutable form of [`DeviceBuffer::raw_range`], for kernels that write the chunk.
+    pub fn raw_range_mut(&mut self, range: std::ops::Range<usize>) -> Result<CudaViewMut<'_, u8>> {
+        let bytes = self.byte_range(&range)?;
+        let len = self.len;
+        self.bytes.try_slice_mut(bytes).ok_or(Error::LengthMismatch { what: "raw_range_mut", expected: len, actual: range.end })
+    }
+
+    fn byte_range(&self, range: &std::ops::Range<usize>) -> Result<std::ops::Range<usize>> {
+        if range.start > range.end || range.end > self.len {
+            return Err(Error::LengthMismatch { what: "device buffer range", expected: self.len, actual: range.end });
+        }
+        Ok(range.start * size_of::<T>()..range.end * size_of::<T>())
     }
 
     /// Allocates room for `len` values on `stream`, contents unspecified until the first write.

@@ -508,3 +508,38 @@ fn out_of_memory_is_typed_and_does_not_poison_the_context() {
     let big = gpu.alloc_zeroed::<u8>(1 << 30).unwrap();
     assert_eq!(big.len(), 1 << 30);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn raw_ranges_launch_a_kernel_on_one_chunk() {
+    let gpu = gpu();
+    let mut rng = common::seeded_rng("raw_ranges_launch_a_kernel_on_one_chunk");
+    let n = 1000;
+    let a = random_u32s(&mut rng, n);
+    let b = random_u32s(&mut rng, n);
+    let da = gpu.upload(&a).unwrap();
+    let db = gpu.upload(&b).unwrap();
+    let mut out = gpu.alloc_zeroed::<u32>(n).unwrap();
+    let f = gpu.function("smoke_add_u32").unwrap();
+    let (start, end) = (300, 777);
+    let chunk = (end - start) as u32;
+    {
+        let va = da.raw_range(start..end).unwrap();
+        let vb = db.raw_range(start..end).unwrap();
+        let mut vo = out.raw_range_mut(start..end).unwrap();
+        let mut launch = gpu.stream().launch_builder(&f);
+        launch.arg(&va).arg(&vb).arg(&mut vo).arg(&chunk);
+        // SAFETY: each view holds `chunk` u32s; out aliases neither input.
+        unsafe { launch.launch(launch_config_1d(chunk as usize, BLOCK)) }.unwrap();
+    }
+    let got = gpu.download(&out).unwrap();
+    for i in 0..n {
+        let want = if (start..end).contains(&i) { a[i].wrapping_add(b[i]) } else { 0 };
+        assert_eq!(got[i], want, "element {i}");
+    }
+    assert!(matches!(da.raw_range(0..n + 1), Err(Error::LengthMismatch { .. })));
+    #[allow(clippy::reversed_empty_ranges)]
+    let reversed = da.raw_range(5..4);
+    assert!(matches!(reversed, Err(Error::LengthMismatch { .. })));
+    assert_eq!(da.raw_range(n..n).unwrap().len(), 0);
+}
