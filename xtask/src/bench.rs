@@ -3,8 +3,9 @@
 //! Builds the bench runner (`zkgpu-bench`, the `runner` feature of this package) with the PTX built from
 //! source, prints ptxas's resource table for the kernels of the selected ops, then runs the runner, which
 //! times the kernels on the GPU (CUDA events) or, with no GPU, times the CPU reference and says so.
-//! Results go to `--json`/`--plot` (default `target/zkgpu-bench/latest.{json,svg}`); a JSON file written under
-//! benches/results/ also refreshes README.md's table.
+//! Results go to `--json`/`--plot` (default `target/zkgpu-bench/latest.{json,svg}`; the plot defaults to the
+//! JSON path with `.svg` when only `--json` is given); a JSON file written under benches/results/ also
+//! refreshes README.md's table.
 use crate::util::{self, Result};
 use crate::{ptx, readme};
 use std::path::PathBuf;
@@ -27,20 +28,32 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut cmd = Command::new(&runner);
     cmd.args(args);
     let out_dir = util::target_dir().join("zkgpu-bench");
-    if !args.iter().any(|a| a == "--json" || a.starts_with("--json=")) {
+    let json = option_value(args, "--json").map(PathBuf::from);
+    if json.is_none() {
         cmd.arg("--json").arg(out_dir.join("latest.json"));
     }
-    if !args.iter().any(|a| a == "--plot" || a.starts_with("--plot=")) {
-        cmd.arg("--plot").arg(out_dir.join("latest.svg"));
+    if option_value(args, "--plot").is_none() {
+        // The plot goes beside the results file (README links benches/results/<gpu>.svg).
+        let plot = json.as_ref().map(|j| j.with_extension("svg")).unwrap_or_else(|| out_dir.join("latest.svg"));
+        cmd.arg("--plot").arg(plot);
     }
     util::run(&mut cmd)?;
 
-    let writes_results = args.windows(2).any(|w| w[0] == "--json" && w[1].contains("benches/results"))
-        || args.iter().any(|a| a.starts_with("--json=") && a.contains("benches/results"));
-    if writes_results {
+    if json.is_some_and(|j| j.to_string_lossy().contains("benches/results")) {
         readme::run(false)?;
     }
     Ok(())
+}
+
+/// The value of `--name VALUE` or `--name=VALUE` in `args`.
+fn option_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        if a == name {
+            args.get(i + 1).map(String::as_str)
+        } else {
+            a.strip_prefix(name).and_then(|rest| rest.strip_prefix('='))
+        }
+    })
 }
 
 /// Build `zkgpu-bench` in release with the PTX built from source; return its path.

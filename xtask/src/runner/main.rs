@@ -62,6 +62,9 @@ struct Args {
     /// Print the kernels the selected ops and variants launch, one per line, and exit.
     #[arg(long)]
     kernels: bool,
+    /// Run nothing: read an earlier results JSON, print its table and write `--plot` from it.
+    #[arg(long, value_name = "JSON")]
+    from: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -90,6 +93,16 @@ fn run(args: Args) -> Result<ExitCode> {
                     println!("{k}");
                 }
             }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(path) = &args.from {
+        let results = Results::read(path)?;
+        let target = if results.rows.iter().all(|r| r.inputs == "host") { Target::Cpu } else { Target::Gpu };
+        report::print_table(&results, &selected, target);
+        if let Some(plot) = &args.plot {
+            plot::write_svg(&results, plot)?;
+            println!("plot: {}", plot.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
