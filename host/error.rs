@@ -83,6 +83,17 @@ pub enum Error {
         source: DriverError,
     },
 
+    /// A [`crate::PinnedPool`] with a cap would exceed it: the blocks lent out leave no room.
+    #[error("pinned pool exhausted: {requested} more bytes asked for, {pinned} of {limit} bytes already pinned and lent")]
+    PinnedPoolExhausted {
+        /// Bytes asked for.
+        requested: usize,
+        /// Bytes the pool has pinned (all lent: idle blocks are unpinned first).
+        pinned: usize,
+        /// The pool's cap.
+        limit: usize,
+    },
+
     /// Two lengths that must agree do not.
     #[error("length mismatch in {what}: expected {expected}, got {actual}")]
     LengthMismatch {

@@ -6,6 +6,7 @@
 //! - cudarc's safe API (contexts, streams, events, `CudaSlice`, launches), used as is;
 //! - the typed API here: [`Gpu`] (a device with its PTX module and a compute and a copy stream),
 //!   [`DeviceBuffer`] / [`PinnedBuffer`] of [`DeviceSafe`] values (blstrs types go to the device as bytes),
+//!   [`PinnedPool`] (pin a prover's working set once, reuse it),
 //!   [`EventTimer`] / [`Gpu::time_ms`], [`launch_config_1d`].
 //!
 //! # Which PTX runs
@@ -43,13 +44,15 @@ pub mod error;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod pinned;
 pub mod raw;
 pub mod timing;
 
 pub use device::{DeviceInfo, Gpu};
 pub use error::{Error, Result};
 pub use launch::{DEFAULT_DYNAMIC_SHARED_LIMIT, launch_config_1d, try_launch_config_1d};
-pub use memory::{DeviceBuffer, DeviceSafe, PinnedBuffer, PinnedMode};
+pub use memory::{DeviceBuffer, DeviceSafe};
+pub use pinned::{PinnedBuffer, PinnedMode, PinnedPool, PoolStats};
 pub use module::{PTX_SM80, PTX_SM90};
 pub use timing::EventTimer;
 

@@ -3,24 +3,23 @@
 //! - [`DeviceSafe`]: the marker for types that cross the bus as raw bytes (blstrs's field and curve types go to
 //!   the device unconverted).
 //! - [`DeviceBuffer<T>`]: `len` values of `T` in device memory, a typed view of a cudarc `CudaSlice<u8>`.
-//! - [`PinnedBuffer<T>`]: page-locked host memory used as an ordinary slice, for DMA transfers at PCIe line
-//!   rate on the copy stream (the lesson of design.md: pageable sources staged through a bounce buffer run at
-//!   a fraction of that).
+//! - [`PinnedBuffer<T>`] (in [`crate::pinned`]): page-locked host memory used as an ordinary slice, for DMA
+//!   transfers at PCIe line rate on the copy stream.
 //!
 //! Ordering between the two streams of a [`Gpu`] is kept by cudarc's per-buffer read/write events: a kernel
 //! launched on the compute stream with a buffer the copy stream is filling waits for that copy.
 
 use std::marker::PhantomData;
 use std::mem::size_of;
-use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError, PinnedHostSlice, sys};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError, sys};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::raw;
+
+pub use crate::pinned::{PinnedBuffer, PinnedMode, PinnedPool};  // also reachable here, as the contract names them
 
 /// Types copied to and from the device as raw bytes.
 ///
@@ -94,8 +93,8 @@ pub(crate) fn byte_len<T>(len: usize) -> Result<usize> {
 /// Freed on drop, stream-ordered after every use cudarc has tracked.
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceSafe> {
-    bytes: CudaSlice<u8>,
-    len: usize,
+    pub(crate) bytes: CudaSlice<u8>,
+    pub(crate) len: usize,
     _type: PhantomData<T>,
 }
 
@@ -234,272 +233,5 @@ impl Gpu {
         unsafe { raw::copy_dtoh_async(&self.compute, &buf.bytes, host.as_mut_ptr().cast(), buf.byte_len()) }?;
         self.compute.synchronize()?;
         Ok(())
-    }
-
-    /// Allocates a pinned (page-locked) host buffer of `len` zeroed values.
-    pub fn alloc_pinned<T: DeviceSafe>(&self, len: usize, mode: PinnedMode) -> Result<PinnedBuffer<T>> {
-        PinnedBuffer::new(&self.ctx, len, mode)
-    }
-
-    /// A pinned copy of `values` (e.g. to turn a prover's Vec into a DMA-able source once).
-    pub fn pin_slice<T: DeviceSafe>(&self, values: &[T], mode: PinnedMode) -> Result<PinnedBuffer<T>> {
-        let mut pinned = self.alloc_pinned(values.len(), mode)?;
-        pinned.copy_from_slice(values);
-        Ok(pinned)
-    }
-
-    /// Starts copying `src` into `dst` on the **copy stream** and returns at once. `src` must not be written
-    /// until the copy is done: its `DerefMut` (and [`PinnedBuffer::wait`]) waits for that. Kernels launched on
-    /// the compute stream with `dst` wait for the copy (cudarc's buffer events).
-    pub fn upload_async<T: DeviceSafe>(&self, src: &mut PinnedBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
-        src.check_context(&self.ctx)?;
-        if src.len != dst.len {
-            return Err(Error::LengthMismatch { what: "upload_async", expected: dst.len, actual: src.len });
-        }
-        let span = tracing::debug_span!("zkgpu.upload_async", bytes = dst.byte_len(), write_combined = src.mode == PinnedMode::WriteCombined);
-        let _entered = span.enter();
-        // The host side must not have a device write to it still in flight (a previous download).
-        src.settle_all()?;
-        if src.len == 0 {
-            return Ok(());
-        }
-        self.copy.memcpy_htod(src.bytes(), &mut dst.bytes)?;
-        src.mark_in_flight(&self.copy, PinnedState::DeviceReading)
-    }
-
-    /// Starts copying `src` into `dst` on the **copy stream** and returns at once. Reading or writing `dst`
-    /// through `Deref`/`DerefMut` (or [`PinnedBuffer::wait`]) waits for the copy. The copy waits for earlier
-    /// kernels that wrote `src` (cudarc's buffer events).
-    pub fn download_async<T: DeviceSafe>(&self, src: &DeviceBuffer<T>, dst: &mut PinnedBuffer<T>) -> Result<()> {
-        dst.check_context(&self.ctx)?;
-        if src.len != dst.len {
-            return Err(Error::LengthMismatch { what: "download_async", expected: src.len, actual: dst.len });
-        }
-        let span = tracing::debug_span!("zkgpu.download_async", bytes = src.byte_len());
-        let _entered = span.enter();
-        dst.settle_all()?;
-        if dst.len == 0 {
-            return Ok(());
-        }
-        // SAFETY: `dst` stays allocated until its Drop, which waits for the recorded event; its Deref/DerefMut
-        // wait for the event before handing out a slice (state DeviceWriting), so the host does not touch
-        // the bytes while the DMA writes them.
-        unsafe { raw::copy_dtoh_async(&self.copy, &src.bytes, dst.ptr.as_ptr().cast(), src.byte_len()) }?;
-        dst.mark_in_flight(&self.copy, PinnedState::DeviceWriting)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Pinned host memory
-
-/// How the CPU will use a pinned buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PinnedMode {
-    /// Write-combined: the fastest host-to-device source, but CPU **reads** from it are very slow
-    /// (uncached). For buffers the CPU only fills.
-    WriteCombined,
-    /// Ordinary cached page-locked memory: for buffers the CPU reads (download targets) or reads and writes.
-    ReadBack,
-}
-
-/// What the device may be doing to a pinned buffer's bytes right now.
-#[repr(u8)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum PinnedState {
-    /// No transfer in flight.
-    Idle = 0,
-    /// An upload is reading it: the host may read but not write.
-    DeviceReading = 1,
-    /// A download is writing it: the host may neither read nor write.
-    DeviceWriting = 2,
-}
-
-/// `len` values of `T` in page-locked host memory, usable as an ordinary slice (`Deref<Target = [T]>`).
-///
-/// Transfers started by [`Gpu::upload_async`] / [`Gpu::download_async`] run in the background on the copy
-/// stream; `Deref`/`DerefMut` wait for a transfer that conflicts with the access (a download for any access,
-/// an upload for writes), so safe code never sees a half-written buffer. Waiting for a transfer that failed
-/// (a broken context) cannot report the error from `Deref`; it is logged, and [`PinnedBuffer::wait`] returns it.
-pub struct PinnedBuffer<T: DeviceSafe> {
-    ptr: NonNull<T>,
-    len: usize,
-    mode: PinnedMode,
-    state: AtomicU8,
-    /// Recorded on the copy stream after the last transfer. `None` for an empty buffer.
-    transfer_done: Option<CudaEvent>,
-    /// Owns the page-locked allocation (freed by cudarc on drop). `None` for an empty buffer.
-    _allocation: Option<PinnedHostSlice<u8>>,
-    ctx: Arc<CudaContext>,
-}
-
-// SAFETY: the buffer owns its memory like a Box<[T]> does; T is Send + Sync (DeviceSafe); the state is
-// atomic and the event/allocation handles are Send + Sync in cudarc.
-unsafe impl<T: DeviceSafe> Send for PinnedBuffer<T> {}
-// SAFETY: shared access only reads the memory (after waiting for a download) and the atomic state.
-unsafe impl<T: DeviceSafe> Sync for PinnedBuffer<T> {}
-
-impl<T: DeviceSafe> PinnedBuffer<T> {
-    fn new(ctx: &Arc<CudaContext>, len: usize, mode: PinnedMode) -> Result<Self> {
-        let bytes = byte_len::<T>(len)?;
-        if bytes == 0 {
-            return Ok(PinnedBuffer {
-                ptr: NonNull::dangling(),
-                len,
-                mode,
-                state: AtomicU8::new(PinnedState::Idle as u8),
-                transfer_done: None,
-                _allocation: None,
-                ctx: ctx.clone(),
-            });
-        }
-        let flags = match mode {
-            PinnedMode::WriteCombined => sys::CU_MEMHOSTALLOC_WRITECOMBINED,
-            PinnedMode::ReadBack => 0,
-        };
-        let span = tracing::debug_span!("zkgpu.alloc_pinned", bytes, ?mode);
-        let _entered = span.enter();
-        // SAFETY: the memory is uninitialised after this call; it is zeroed below before any read.
-        // (`bytes` is checked against overflow and isize::MAX above, so cudarc's own asserts cannot fire.)
-        let mut allocation = unsafe { ctx.alloc_pinned_with_flags::<u8>(bytes, flags) }
-            .map_err(|source| Error::PinnedAlloc { requested: bytes, source })?;
-        let raw = allocation.as_mut_ptr()?;
-        // cuMemHostAlloc returns page-aligned memory, so any T is aligned; check rather than assume.
-        let ptr = NonNull::new(raw.cast::<T>())
-            .filter(|p| p.as_ptr().is_aligned())
-            .ok_or(Error::PinnedAlloc { requested: bytes, source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE) })?;
-        // SAFETY: `raw` is valid for `bytes` writes and exclusively ours.
-        unsafe { std::ptr::write_bytes(raw, 0, bytes) };
-        let transfer_done = Some(ctx.new_event(None)?);
-        Ok(PinnedBuffer {
-            ptr,
-            len,
-            mode,
-            state: AtomicU8::new(PinnedState::Idle as u8),
-            transfer_done,
-            _allocation: Some(allocation),
-            ctx: ctx.clone(),
-        })
-    }
-
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// How it was allocated.
-    pub fn mode(&self) -> PinnedMode {
-        self.mode
-    }
-
-    /// Waits for any transfer in flight on this buffer; returns the driver's error if it failed.
-    pub fn wait(&self) -> Result<()> {
-        if self.state.load(Ordering::Acquire) == PinnedState::Idle as u8 {
-            return Ok(());
-        }
-        if let Some(event) = &self.transfer_done {
-            event.synchronize()?;
-        }
-        self.state.store(PinnedState::Idle as u8, Ordering::Release);
-        Ok(())
-    }
-
-    /// Whether a transfer is still running (does not wait).
-    pub fn is_busy(&self) -> Result<bool> {
-        if self.state.load(Ordering::Acquire) == PinnedState::Idle as u8 {
-            return Ok(false);
-        }
-        match &self.transfer_done {
-            Some(event) => Ok(!event.try_is_complete()?),
-            None => Ok(false),
-        }
-    }
-
-    fn check_context(&self, ctx: &Arc<CudaContext>) -> Result<()> {
-        if self.ctx.as_ref() != ctx.as_ref() {
-            return Err(Error::InvalidLaunch(format!(
-                "pinned buffer allocated for GPU {} used with GPU {}",
-                self.ctx.ordinal(),
-                ctx.ordinal()
-            )));
-        }
-        Ok(())
-    }
-
-    /// Waits for every transfer (used before starting another one).
-    fn settle_all(&self) -> Result<()> {
-        self.wait()
-    }
-
-    /// Waits if the device may be writing (for reads), or doing anything (for writes). Errors are logged:
-    /// `Deref` cannot return them.
-    fn settle_for(&self, host_writes: bool) {
-        let state = self.state.load(Ordering::Acquire);
-        let conflicts = if host_writes {
-            state != PinnedState::Idle as u8
-        } else {
-            state == PinnedState::DeviceWriting as u8
-        };
-        if conflicts {
-            if let Err(e) = self.wait() {
-                tracing::error!(error = %e, "waiting for a pinned-buffer transfer failed");
-            }
-        }
-    }
-
-    /// The bytes, for an upload. Only used right after `settle_all`.
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `ptr` is valid for `len` initialised values (zeroed at allocation); DeviceSafe has no padding.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.len * size_of::<T>()) }
-    }
-
-    fn mark_in_flight(&mut self, stream: &CudaStream, state: PinnedState) -> Result<()> {
-        if let Some(event) = &self.transfer_done {
-            // Set the state first: should recording fail, accesses still wait (and see the error).
-            self.state.store(state as u8, Ordering::Release);
-            event.record(stream)?;
-        }
-        Ok(())
-    }
-}
-
-impl<T: DeviceSafe> std::ops::Deref for PinnedBuffer<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        self.settle_for(false);
-        // SAFETY: `ptr` is valid (or dangling with len 0) for `len` initialised values, aligned; no device
-        // write is in flight (settled above); writes need `&mut self`.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl<T: DeviceSafe> std::ops::DerefMut for PinnedBuffer<T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        self.settle_for(true);
-        // SAFETY: as in `deref`, and no transfer is in flight; `&mut self` makes the access exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl<T: DeviceSafe> Drop for PinnedBuffer<T> {
-    fn drop(&mut self) {
-        // The memory must outlive any DMA touching it; cudarc frees `_allocation` after this.
-        if let Err(e) = self.wait() {
-            tracing::error!(error = %e, "waiting for a pinned-buffer transfer before freeing failed");
-        }
-    }
-}
-
-impl<T: DeviceSafe + std::fmt::Debug> std::fmt::Debug for PinnedBuffer<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PinnedBuffer")
-            .field("len", &self.len)
-            .field("mode", &self.mode)
-            .field("state", &self.state.load(Ordering::Relaxed))
-            .finish()
     }
 }

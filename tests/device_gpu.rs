@@ -543,3 +543,57 @@ fn raw_ranges_launch_a_kernel_on_one_chunk() {
     assert!(matches!(reversed, Err(Error::LengthMismatch { .. })));
     assert_eq!(da.raw_range(n..n).unwrap().len(), 0);
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pinned_pool_reuses_blocks_and_respects_its_cap() {
+    const MIB: usize = 1 << 20;
+    let gpu = gpu();
+    let mut rng = common::seeded_rng("pinned_pool_reuses_blocks_and_respects_its_cap");
+    let pool = zkgpu::PinnedPool::new(&gpu, PinnedMode::ReadBack, Some(3 * MIB));
+    let a = pool.take::<u32>(MIB / 4).unwrap();
+    let b = pool.take::<u32>(MIB / 4).unwrap();
+    assert_eq!(pool.stats(), zkgpu::PoolStats { pinned_bytes: 2 * MIB, free_bytes: 0, free_blocks: 0 });
+    match pool.take::<u8>(2 * MIB) {
+        Err(Error::PinnedPoolExhausted { requested, pinned, limit }) => {
+            assert_eq!((requested, pinned, limit), (2 * MIB, 2 * MIB, 3 * MIB));
+        }
+        other => panic!("over the cap gave {other:?}"),
+    }
+    let a_addr = a.as_ptr() as usize;
+    drop(a);
+    assert_eq!(pool.stats().free_blocks, 1);
+    // A smaller request (of another type) reuses the free block.
+    let c = pool.take::<blstrs::Scalar>(1000).unwrap();
+    assert_eq!(c.as_ptr() as usize, a_addr, "the free block must be reused");
+    assert_eq!(pool.stats().free_blocks, 0);
+    drop(c);
+    drop(b);
+    // Two idle 1 MiB blocks; 2 MiB more only fits under the cap after unpinning one of them.
+    let d = pool.take::<u8>(2 * MIB).unwrap();
+    assert_eq!(pool.stats(), zkgpu::PoolStats { pinned_bytes: 3 * MIB, free_bytes: MIB, free_blocks: 1 });
+    drop(d);
+    pool.release_free();
+    assert_eq!(pool.stats(), zkgpu::PoolStats { pinned_bytes: 0, free_bytes: 0, free_blocks: 0 });
+
+    // Pooled buffers transfer like any pinned buffer, and reused contents are overwritten as expected.
+    let upload_pool = zkgpu::PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    for round in 0..3 {
+        let n = 100_000 + round;
+        let values = random_u32s(&mut rng, n);
+        let mut src = upload_pool.take::<u32>(n).unwrap();
+        src.copy_from_slice(&values);
+        let mut dev = gpu.alloc_zeroed::<u32>(n).unwrap();
+        gpu.upload_async(&mut src, &mut dev).unwrap();
+        let mut back = pool.take::<u32>(n).unwrap();
+        gpu.download_async(&dev, &mut back).unwrap();
+        assert_eq!(&back[..], &values[..], "round {round}");
+    }
+    assert!(upload_pool.stats().free_blocks >= 1);
+    // Empty buffers need no block.
+    assert!(pool.take::<u64>(0).unwrap().is_empty());
+    // A buffer outliving its pool is simply freed.
+    let orphan = upload_pool.take::<u8>(4096).unwrap();
+    drop(upload_pool);
+    drop(orphan);
+}
