@@ -106,12 +106,14 @@ impl<F: Field> Jacobian<F> {
             return if r.is_zero() { self.double() } else { Self::IDENTITY };
         }
         let hh = h.square();
+        // Z3 first: Z1 and Z1Z1 die here (lower register pressure).
+        let z3 = self.z.add(&h).square().sub(&z1z1).sub(&hh);
         let i = hh.double().double();
         let j = h.mul(&i);
         let v = self.x.mul(&i);
+        let y1_j = self.y.mul(&j);
         let x3 = r.square().sub(&j).sub(&v.double());
-        let y3 = r.mul(&v.sub(&x3)).sub(&self.y.mul(&j).double());
-        let z3 = self.z.add(&h).square().sub(&z1z1).sub(&hh);
+        let y3 = r.mul(&v.sub(&x3)).sub(&y1_j.double());
         Self { x: x3, y: y3, z: z3 }
     }
 
@@ -139,12 +141,14 @@ impl<F: Field> Jacobian<F> {
         if h.is_zero() {
             return if r.is_zero() { self.double() } else { Self::IDENTITY };
         }
+        // Z3 first: both Z and Z² die here (lower register pressure).
+        let z3 = self.z.add(&q.z).square().sub(&z1z1).sub(&z2z2).mul(&h);
         let i = h.double().square();
         let j = h.mul(&i);
         let v = u1.mul(&i);
+        let s1_j = s1.mul(&j);
         let x3 = r.square().sub(&j).sub(&v.double());
-        let y3 = r.mul(&v.sub(&x3)).sub(&s1.mul(&j).double());
-        let z3 = self.z.add(&q.z).square().sub(&z1z1).sub(&z2z2).mul(&h);
+        let y3 = r.mul(&v.sub(&x3)).sub(&s1_j.double());
         Self { x: x3, y: y3, z: z3 }
     }
 

@@ -123,6 +123,10 @@ impl<F: Field> Xyzz<F> {
     /// X3 = R² − PPP − 2Q, Y3 = R(Q − X3) − Y1·PPP, ZZ3 = ZZ1·PP, ZZZ3 = ZZZ1·PPP`.
     /// Edge cases: either operand the identity; `P = 0, R = 0` (same point: doubling);
     /// `P = 0, R != 0` (opposite points: identity). They are rare in an MSM, so they branch.
+    ///
+    /// The products are ordered so each input dies as early as possible (`Q` after `S2`, `ZZ1`/`ZZZ1` right
+    /// after their last use), and the doubling case doubles `P` rather than `Q` so `Q` need not stay live:
+    /// register pressure, not multiplications, limits the G2 kernels.
     #[inline(always)]
     pub fn add_affine(&self, q: &Affine<F>) -> Self {
         if q.is_identity() {
@@ -136,14 +140,17 @@ impl<F: Field> Xyzz<F> {
         let p = u2.sub(&self.x);
         let r = s2.sub(&self.y);
         if p.is_zero() {
-            return if r.is_zero() { Self::double_affine(q) } else { Self::IDENTITY };
+            return if r.is_zero() { self.double() } else { Self::IDENTITY };
         }
         let pp = p.square();
         let ppp = p.mul(&pp);
+        let zz3 = self.zz.mul(&pp);
+        let zzz3 = self.zzz.mul(&ppp);
         let q1 = self.x.mul(&pp);
+        let y1_ppp = self.y.mul(&ppp);
         let x3 = r.square().sub(&ppp).sub(&q1.double());
-        let y3 = r.mul(&q1.sub(&x3)).sub(&self.y.mul(&ppp));
-        Self { x: x3, y: y3, zz: self.zz.mul(&pp), zzz: self.zzz.mul(&ppp) }
+        let y3 = r.mul(&q1.sub(&x3)).sub(&y1_ppp);
+        Self { x: x3, y: y3, zz: zz3, zzz: zzz3 }
     }
 
     /// `P + Q`, both XYZZ (general addition), add-2008-s. Cost: 12M + 2S.
@@ -170,11 +177,12 @@ impl<F: Field> Xyzz<F> {
         }
         let pp = p.square();
         let ppp = p.mul(&pp);
-        let q1 = u1.mul(&pp);
-        let x3 = r.square().sub(&ppp).sub(&q1.double());
-        let y3 = r.mul(&q1.sub(&x3)).sub(&s1.mul(&ppp));
         let zz3 = self.zz.mul(&q.zz).mul(&pp);
         let zzz3 = self.zzz.mul(&q.zzz).mul(&ppp);
+        let q1 = u1.mul(&pp);
+        let s1_ppp = s1.mul(&ppp);
+        let x3 = r.square().sub(&ppp).sub(&q1.double());
+        let y3 = r.mul(&q1.sub(&x3)).sub(&s1_ppp);
         Self { x: x3, y: y3, zz: zz3, zzz: zzz3 }
     }
 
