@@ -71,7 +71,7 @@ pub fn device_count() -> Result<usize> {
 
 /// Loads `ptx` once more through `cuModuleLoadDataEx` with an error-log buffer, to recover the JIT
 /// compiler's message after `CudaContext::load_module` failed (that call does not ask for the log).
-/// Returns "\nJIT log:\n<text>" or an empty string. The context must be current on this thread.
+/// Returns "\nJIT log:\n" followed by the log text, or an empty string. The context must be current on this thread.
 pub fn jit_error_log(ptx: &CStr) -> String {
     const LOG_BYTES: usize = 16 * 1024;
     let mut log = vec![0u8; LOG_BYTES];
