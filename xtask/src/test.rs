@@ -41,7 +41,8 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
         cmd.args(cargo_args);
     }
     let name = if gpu { "cargo test (CPU + GPU)" } else { "cargo test (CPU; GPU tests ignored)" };
-    step(name, util::run(&mut cmd));
+    let mut counts = util::TestCounts::default();
+    step(name, util::run_counting(&mut cmd, &mut counts));
     // Criterion benches in test mode: each benchmark runs once (the GPU group skips itself without a GPU).
     step(
         "criterion benches (test mode)",
@@ -56,12 +57,16 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
         }
     }
 
-    if failures.is_empty() {
+    let verdict = if failures.is_empty() {
         eprintln!("xtask: all steps passed");
         Ok(())
     } else {
         Err(format!("failed steps: {}", failures.join(", ")))
-    }
+    };
+    // The closing line: totals over every test binary (ignored = GPU tests not run here).
+    let skipped = if counts.ignored > 0 { format!(", {} skipped", counts.ignored) } else { String::new() };
+    println!("tests: {} passed, {} failed{skipped}", counts.passed, counts.failed);
+    verdict
 }
 
 /// Build the host crate the way a stable-Rust prover would: stable toolchain, committed PTX, no nightly.

@@ -48,6 +48,49 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     if status.success() { Ok(()) } else { Err(format!("`{}` failed ({status})", describe(cmd))) }
 }
 
+/// Totals of the libtest summaries (`test result: ok. 3 passed; 0 failed; 1 ignored; ...`) a run printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TestCounts {
+    pub passed: u64,
+    pub failed: u64,
+    pub ignored: u64,
+}
+
+impl TestCounts {
+    /// Add one libtest summary line; other lines are ignored.
+    pub fn add_line(&mut self, line: &str) {
+        let Some(rest) = line.trim().strip_prefix("test result: ") else { return };
+        for part in rest.split(';') {
+            let mut words = part.split_whitespace().rev();
+            let (Some(label), Some(count)) = (words.next(), words.next()) else { continue };
+            let Ok(count) = count.parse::<u64>() else { continue };
+            match label {
+                "passed" => self.passed += count,
+                "failed" => self.failed += count,
+                "ignored" => self.ignored += count,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Run a command (normally `cargo test`), echoing its stdout while adding up the test summaries in it.
+pub fn run_counting(cmd: &mut Command, counts: &mut TestCounts) -> Result<()> {
+    use std::io::{BufRead, BufReader, Write};
+    eprintln!("xtask: $ {}", describe(cmd));
+    let mut child = cmd.stdout(Stdio::piped()).spawn().map_err(|e| format!("cannot run {}: {e}", describe(cmd)))?;
+    if let Some(out) = child.stdout.take() {
+        let stdout = std::io::stdout();
+        for line in BufReader::new(out).lines() {
+            let line = line.map_err(|e| e.to_string())?;
+            counts.add_line(&line);
+            let _ = writeln!(stdout.lock(), "{line}");
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() { Ok(()) } else { Err(format!("`{}` failed ({status})", describe(cmd))) }
+}
+
 /// Run a cargo command with `--message-format=json-render-diagnostics`: diagnostics go to the terminal as
 /// usual, the JSON messages are returned.
 pub fn cargo_json(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
@@ -101,4 +144,19 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::copy(from, to).map(|_| ()).map_err(|e| format!("copy {} -> {}: {e}", from.display(), to.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TestCounts;
+
+    #[test]
+    fn adds_libtest_summaries() {
+        let mut c = TestCounts::default();
+        c.add_line("test result: ok. 12 passed; 0 failed; 3 ignored; 0 measured; 0 filtered out; finished in 0.01s");
+        c.add_line("test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 5 filtered out; finished in 1s");
+        c.add_line("test foo ... ok");
+        c.add_line("running 3 tests");
+        assert_eq!(c, TestCounts { passed: 13, failed: 2, ignored: 3 });
+    }
 }
