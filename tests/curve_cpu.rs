@@ -5,6 +5,23 @@ mod common;
 
 use common::curve_props::{self as props, G1, G2, HostArithmetic, PairBatch};
 
+/// Every kernel tests/curve_gpu.rs launches is in both embedded PTX modules (catches a missing or renamed
+/// kernel, or stale committed PTX, on machines without a GPU).
+#[test]
+fn curve_kernels_are_in_the_embedded_ptx() {
+    let names: Vec<String> = props::kernel_names::<G1>().into_iter().chain(props::kernel_names::<G2>()).collect();
+    assert_eq!(names.len(), 18);
+    for (arch, ptx) in [("sm_90", zkgpu::PTX_SM90), ("sm_80", zkgpu::PTX_SM80)] {
+        for name in &names {
+            assert!(
+                ptx.contains(&format!(".visible .entry {name}(")),
+                "{name} missing from the {arch} PTX ({}; run `cargo xtask ptx` if the committed PTX is stale)",
+                zkgpu::PTX_SOURCE
+            );
+        }
+    }
+}
+
 macro_rules! curve_cpu_tests {
     ($module:ident, $curve:ty, $proptest_cases:expr) => {
         mod $module {

@@ -208,6 +208,14 @@ pub fn kernel_name<C: CurveUnderTest>(op: &str) -> String {
     format!("arith_{}_{}", C::NAME, op)
 }
 
+/// Every kernel the GPU evaluator launches for curve `C`.
+pub fn kernel_names<C: CurveUnderTest>() -> Vec<String> {
+    let binary = BinaryOp::ALL.map(BinaryOp::name);
+    let unary = UnaryOp::ALL.map(UnaryOp::name);
+    let round_trips = RoundTrip::ALL.map(RoundTrip::name);
+    binary.iter().chain(&unary).chain(&round_trips).map(|op| kernel_name::<C>(op)).collect()
+}
+
 /// Runs the point operations on whole batches (one element per GPU thread, or a CPU loop).
 pub trait PointEvaluator<C: CurveUnderTest> {
     fn binary(&self, op: BinaryOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective>;
