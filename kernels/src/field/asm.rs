@@ -20,7 +20,14 @@
 //! Round 0 has no running value, so it uses plain `mul.lo`/`mul.hi`. After round N-1 the value is
 //! `E[1..] + O[0..]` (< 2p): one add chain merges them, one sub chain and `selp` make it canonical.
 //! Per multiplication: 4N² + N multiply instructions (N² lo and N² hi for a·b and for m·p, N for m) and about
-//! 5N cheap adds. Each carry chain lives inside the single `asm!` block (the carry flag does not survive
+//! 5N cheap adds.
+//!
+//! # Squaring
+//! `a²` first as a full 2N-word number: the cross products `a_i·a_j` (i < j) once, split the same way into
+//! pairs starting at even words (`%ce`) and odd words (`%co`), one chain per row and parity, then
+//! `2·(ce + co) + Σ a_i²·2^(64i)`. The reduction `S_high + (S_low + M·p)/R` reuses the rounds above without the
+//! `a·b_i` part (the fold's carry now survives the `mul.lo` computing m). 3N² + 2N multiply instructions
+//! (Fq 456 instead of 588). Each carry chain lives inside the single `asm!` block (the carry flag does not survive
 //! between blocks).
 //!
 //! # Why one text, three users
@@ -29,6 +36,10 @@
 //! on the host, by the interpreter in [`$crate::field::ptx_emu`], so the CPU tests run the GPU's instructions.
 
 /// Index tables for 8 limbs, handed to a macro: `limb_tables_8!(callback! { args... })`.
+/// `pairs`: word pairs of the even products; `shift`/`shift_last`: (write, limb, read, read) of the shifting
+/// chain; `succ`: (k, k+1); `rounds`: (i, E set, O set); squaring: `sq_rows` = (i, [(j, lo word, hi word)] of
+/// the cross products a_i·a_j starting at an even word, carry word, [same, odd words], carry word), `diag`,
+/// `high` = (k, N+k).
 macro_rules! limb_tables_8 {
     ($cb:ident ! { $($args:tt)* }) => {
         $cb! { $($args)*
@@ -39,6 +50,19 @@ macro_rules! limb_tables_8 {
             pairs: [(0 1) (2 3) (4 5) (6 7)],
             shift: [(0 1 2 3) (2 3 4 5) (4 5 6 7)], shift_last: (6 7 8),
             succ: [(0 1) (1 2) (2 3) (3 4) (4 5) (5 6) (6 7) (7 8)],
+            words2: 16,
+            wide: [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15],
+            diag: [(0 0 1) (1 2 3) (2 4 5) (3 6 7) (4 8 9) (5 10 11) (6 12 13) (7 14 15)],
+            high: [(0 8) (1 9) (2 10) (3 11) (4 12) (5 13) (6 14) (7 15)],
+            sq_rows: [
+                (0 [(2 2 3) (4 4 5) (6 6 7)] 8 [(1 1 2) (3 3 4) (5 5 6) (7 7 8)] 9)
+                (1 [(3 4 5) (5 6 7) (7 8 9)] 10 [(2 3 4) (4 5 6) (6 7 8)] 9)
+                (2 [(4 6 7) (6 8 9)] 10 [(3 5 6) (5 7 8) (7 9 10)] 11)
+                (3 [(5 8 9) (7 10 11)] 12 [(4 7 8) (6 9 10)] 11)
+                (4 [(6 10 11)] 12 [(5 9 10) (7 11 12)] 13)
+                (5 [(7 12 13)] 14 [(6 11 12)] 13)
+                (6 [] 0 [(7 13 14)] 15)
+            ],
             rounds: [(1 y x) (2 x y) (3 y x) (4 x y) (5 y x) (6 x y) (7 y x)],
             last: (y x)
         }
@@ -56,6 +80,23 @@ macro_rules! limb_tables_12 {
             pairs: [(0 1) (2 3) (4 5) (6 7) (8 9) (10 11)],
             shift: [(0 1 2 3) (2 3 4 5) (4 5 6 7) (6 7 8 9) (8 9 10 11)], shift_last: (10 11 12),
             succ: [(0 1) (1 2) (2 3) (3 4) (4 5) (5 6) (6 7) (7 8) (8 9) (9 10) (10 11) (11 12)],
+            words2: 24,
+            wide: [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23],
+            diag: [(0 0 1) (1 2 3) (2 4 5) (3 6 7) (4 8 9) (5 10 11) (6 12 13) (7 14 15) (8 16 17) (9 18 19) (10 20 21) (11 22 23)],
+            high: [(0 12) (1 13) (2 14) (3 15) (4 16) (5 17) (6 18) (7 19) (8 20) (9 21) (10 22) (11 23)],
+            sq_rows: [
+                (0 [(2 2 3) (4 4 5) (6 6 7) (8 8 9) (10 10 11)] 12 [(1 1 2) (3 3 4) (5 5 6) (7 7 8) (9 9 10) (11 11 12)] 13)
+                (1 [(3 4 5) (5 6 7) (7 8 9) (9 10 11) (11 12 13)] 14 [(2 3 4) (4 5 6) (6 7 8) (8 9 10) (10 11 12)] 13)
+                (2 [(4 6 7) (6 8 9) (8 10 11) (10 12 13)] 14 [(3 5 6) (5 7 8) (7 9 10) (9 11 12) (11 13 14)] 15)
+                (3 [(5 8 9) (7 10 11) (9 12 13) (11 14 15)] 16 [(4 7 8) (6 9 10) (8 11 12) (10 13 14)] 15)
+                (4 [(6 10 11) (8 12 13) (10 14 15)] 16 [(5 9 10) (7 11 12) (9 13 14) (11 15 16)] 17)
+                (5 [(7 12 13) (9 14 15) (11 16 17)] 18 [(6 11 12) (8 13 14) (10 15 16)] 17)
+                (6 [(8 14 15) (10 16 17)] 18 [(7 13 14) (9 15 16) (11 17 18)] 19)
+                (7 [(9 16 17) (11 18 19)] 20 [(8 15 16) (10 17 18)] 19)
+                (8 [(10 18 19)] 20 [(9 17 18) (11 19 20)] 21)
+                (9 [(11 20 21)] 22 [(10 19 20)] 21)
+                (10 [] 0 [(11 21 22)] 23)
+            ],
             rounds: [(1 y x) (2 x y) (3 y x) (4 x y) (5 y x) (6 x y) (7 y x) (8 x y) (9 y x) (10 x y) (11 y x)],
             last: (y x)
         }
@@ -118,48 +159,86 @@ macro_rules! ptx_reduce {
     };
 }
 
-/// Step 1 of round i: fold the previous E's word 1 into the new E[0] (= previous O[0]) and, in the same carry
-/// chain, build the new O (in the previous E's registers, shifted down two words) plus `a_odd * b_i`.
-macro_rules! ptx_shift_odd {
-    ($e:ident, $o:ident, $i:literal, $top:literal, [$(($k:literal $k1:literal $k2:literal $k3:literal))*], ($l:literal $l1:literal $l2:literal)) => {
+/// Start of round i >= 1: the previous E's word 1 and the previous O's word 0 (now the new E[0]) sit at the
+/// same position after the shift; add them, leaving the carry in the flag for [`ptx_shift_chain`].
+macro_rules! ptx_fold {
+    ($e:ident, $o:ident) => {
+        concat!("add.cc.u32 %", stringify!($e), "0, %", stringify!($e), "0, %", stringify!($o), "1;\n")
+    };
+}
+
+/// Builds the new O (in the previous E's registers, reading two words higher than it writes, i.e. shifted)
+/// plus `Y_odd * M`, consuming the carry of [`ptx_fold`]. `M` as in [`ptx_mad_chain`].
+macro_rules! ptx_shift_chain {
+    ($o:ident, $y:ident, ($mr:ident $mi:tt), $top:literal, [$(($k:literal $k1:literal $k2:literal $k3:literal))*], ($l:literal $l1:literal $l2:literal)) => {
         concat!(
-            "add.cc.u32 %", stringify!($e), "0, %", stringify!($e), "0, %", stringify!($o), "1;\n",
             $(
-                "madc.lo.cc.u32 %", stringify!($o), $k, ", %a", $k1, ", %b", $i, ", %", stringify!($o), $k2, ";\n",
-                "madc.hi.cc.u32 %", stringify!($o), $k1, ", %a", $k1, ", %b", $i, ", %", stringify!($o), $k3, ";\n",
+                "madc.lo.cc.u32 %", stringify!($o), $k, ", %", stringify!($y), $k1, ", %", stringify!($mr), $mi, ", %", stringify!($o), $k2, ";\n",
+                "madc.hi.cc.u32 %", stringify!($o), $k1, ", %", stringify!($y), $k1, ", %", stringify!($mr), $mi, ", %", stringify!($o), $k3, ";\n",
             )*
-            "madc.lo.cc.u32 %", stringify!($o), $l, ", %a", $l1, ", %b", $i, ", %", stringify!($o), $l2, ";\n",
-            // hi(a*b) <= 2^32 - 2, so adding the carry cannot overflow: the new top word is 0.
-            "madc.hi.u32 %", stringify!($o), $l1, ", %a", $l1, ", %b", $i, ", 0;\n",
+            "madc.lo.cc.u32 %", stringify!($o), $l, ", %", stringify!($y), $l1, ", %", stringify!($mr), $mi, ", %", stringify!($o), $l2, ";\n",
+            // hi(y*m) <= 2^32 - 2, so adding the carry cannot overflow: the new top word is 0.
+            "madc.hi.u32 %", stringify!($o), $l1, ", %", stringify!($y), $l1, ", %", stringify!($mr), $mi, ", 0;\n",
             "mov.u32 %", stringify!($o), $top, ", 0;\n",
         )
     };
 }
 
-/// One full round i >= 1 with E/O register sets `$e`/`$o`.
+/// One full multiplication round i >= 1 with E/O register sets `$e`/`$o`.
 macro_rules! ptx_round {
     ($i:literal, $e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:literal) => {
         concat!(
-            $crate::field::asm::ptx_shift_odd!($e, $o, $i, $top, $shift, $shift_last),
+            $crate::field::asm::ptx_fold!($e, $o),
+            $crate::field::asm::ptx_shift_chain!($o, a, (b $i), $top, $shift, $shift_last),
             $crate::field::asm::ptx_mad_chain!(even, $e, a, (b $i), $top, $pairs),
             $crate::field::asm::ptx_reduce!($e, $o, $top, $pairs, $inv),
         )
     };
 }
 
-/// Merge `E[1..] + O[0..]` into O, subtract p into E, keep whichever is canonical.
-macro_rules! ptx_final {
-    ($e:ident, $o:ident, [$($k:literal)*], [$($ro:literal)*],
-     [($s0:literal $s1:literal) $(($s:literal $ss:literal))*], [$l0:literal $($l:literal)*]) => {
+/// One reduction-only round i >= 1 (squaring): fold, `m = E[0] * inv` (the carry flag survives `mul`), then
+/// the shifted `O += p_odd * m` and `E += p_even * m`.
+macro_rules! ptx_redc_round {
+    ($e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:literal) => {
+        concat!(
+            $crate::field::asm::ptx_fold!($e, $o),
+            "mul.lo.u32 %m, %", stringify!($e), "0, ", $inv, ";\n",
+            $crate::field::asm::ptx_shift_chain!($o, p, (m ""), $top, $shift, $shift_last),
+            $crate::field::asm::ptx_mad_chain!(even, $e, p, (m ""), $top, $pairs),
+        )
+    };
+}
+
+/// After the last round the value is `E[1..] + O[0..]`: add it into O.
+macro_rules! ptx_merge {
+    ($e:ident, $o:ident, [($s0:literal $s1:literal) $(($s:literal $ss:literal))*]) => {
         concat!(
             "add.cc.u32 %", stringify!($o), $s0, ", %", stringify!($o), $s0, ", %", stringify!($e), $s1, ";\n",
             $( "addc.cc.u32 %", stringify!($o), $s, ", %", stringify!($o), $s, ", %", stringify!($e), $ss, ";\n", )*
+        )
+    };
+}
+
+/// O (< 2p) to canonical: subtract p into E, write O or E (whichever is < p) to the output operands.
+macro_rules! ptx_canonical {
+    ($e:ident, $o:ident, [$l0:literal $($l:literal)*], $r_ops:tt) => {
+        concat!(
             "sub.cc.u32 %", stringify!($e), $l0, ", %", stringify!($o), $l0, ", %p", $l0, ";\n",
             $( "subc.cc.u32 %", stringify!($e), $l, ", %", stringify!($o), $l, ", %p", $l, ";\n", )*
-            // %m = all-ones when the subtraction borrowed, i.e. the merged value was already < p.
+            // %m = all-ones when the subtraction borrowed, i.e. O was already < p.
             "subc.u32 %m, 0, 0;\n",
             "setp.ne.u32 %q, %m, 0;\n",
-            $( "selp.b32 {", $ro, "}, %", stringify!($o), $k, ", %", stringify!($e), $k, ", %q;\n", )*
+            $crate::field::asm::ptx_select!($o, $e, [$l0 $($l)*], $r_ops),
+        )
+    };
+}
+
+/// Merge, then canonical output (the end of the multiplication).
+macro_rules! ptx_final {
+    ($e:ident, $o:ident, $limbs:tt, $r_ops:tt, $succ:tt) => {
+        concat!(
+            $crate::field::asm::ptx_merge!($e, $o, $succ),
+            $crate::field::asm::ptx_canonical!($e, $o, $limbs, $r_ops),
         )
     };
 }
@@ -183,7 +262,101 @@ macro_rules! ptx_mont_mul_text {
             $crate::field::asm::ptx_first_round!(x, y, $top, $pairs),
             $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv),
             $( $crate::field::asm::ptx_round!($i, $e, $o, $top, $pairs, $shift, $shift_last, $inv), )*
-            $crate::field::asm::ptx_final!($le, $lo, [$($k)*], $r_ops, $succ, [$($k)*]),
+            $crate::field::asm::ptx_final!($le, $lo, [$($k)*], $r_ops, $succ),
+            "}}\n",
+        )
+    };
+}
+
+// ---- squaring ------------------------------------------------------------------------------------------
+
+/// Cross products `a_i * a_j` of one parity class of row i into accumulator `%acc` (one chain, carry into
+/// word `c`). An empty class expands to nothing.
+macro_rules! ptx_sq_chain {
+    ($acc:ident, $i:literal, [], $c:literal) => {
+        ""
+    };
+    ($acc:ident, $i:literal, [($j0:literal $w0:literal $v0:literal) $(($j:literal $w:literal $v:literal))*], $c:literal) => {
+        concat!(
+            "mad.lo.cc.u32 %", stringify!($acc), $w0, ", %a", $i, ", %a", $j0, ", %", stringify!($acc), $w0, ";\n",
+            "madc.hi.cc.u32 %", stringify!($acc), $v0, ", %a", $i, ", %a", $j0, ", %", stringify!($acc), $v0, ";\n",
+            $(
+                "madc.lo.cc.u32 %", stringify!($acc), $w, ", %a", $i, ", %a", $j, ", %", stringify!($acc), $w, ";\n",
+                "madc.hi.cc.u32 %", stringify!($acc), $v, ", %a", $i, ", %a", $j, ", %", stringify!($acc), $v, ";\n",
+            )*
+            "addc.u32 %", stringify!($acc), $c, ", %", stringify!($acc), $c, ", 0;\n",
+        )
+    };
+}
+
+/// Row i of the cross products: pairs starting at even words into `%ce`, at odd words into `%co`.
+macro_rules! ptx_sq_rows {
+    ([$(($i:literal $even:tt $ce:literal $odd:tt $co:literal))*]) => {
+        concat!($(
+            $crate::field::asm::ptx_sq_chain!(ce, $i, $even, $ce),
+            $crate::field::asm::ptx_sq_chain!(co, $i, $odd, $co),
+        )*)
+    };
+}
+
+/// `%ce = 2 * (%ce + %co) + sum a_i^2 * 2^(64 i)`: the full 2N-word square in `%ce`.
+macro_rules! ptx_sq_combine {
+    ([$w0:literal $($w:literal)*], [($d0:literal $dl0:literal $dh0:literal) $(($d:literal $dl:literal $dh:literal))*]) => {
+        concat!(
+            "add.cc.u32 %ce", $w0, ", %ce", $w0, ", %co", $w0, ";\n",
+            $( "addc.cc.u32 %ce", $w, ", %ce", $w, ", %co", $w, ";\n", )*
+            "add.cc.u32 %ce", $w0, ", %ce", $w0, ", %ce", $w0, ";\n",
+            $( "addc.cc.u32 %ce", $w, ", %ce", $w, ", %ce", $w, ";\n", )*
+            "mad.lo.cc.u32 %ce", $dl0, ", %a", $d0, ", %a", $d0, ", %ce", $dl0, ";\n",
+            "madc.hi.cc.u32 %ce", $dh0, ", %a", $d0, ", %a", $d0, ", %ce", $dh0, ";\n",
+            $(
+                "madc.lo.cc.u32 %ce", $dl, ", %a", $d, ", %a", $d, ", %ce", $dl, ";\n",
+                "madc.hi.cc.u32 %ce", $dh, ", %a", $d, ", %a", $d, ", %ce", $dh, ";\n",
+            )*
+        )
+    };
+}
+
+/// `O += S_high` (words N..2N of the square, in `%ce`).
+macro_rules! ptx_add_high {
+    ($o:ident, [($k0:literal $h0:literal) $(($k:literal $h:literal))*]) => {
+        concat!(
+            "add.cc.u32 %", stringify!($o), $k0, ", %", stringify!($o), $k0, ", %ce", $h0, ";\n",
+            $( "addc.cc.u32 %", stringify!($o), $k, ", %", stringify!($o), $k, ", %ce", $h, ";\n", )*
+        )
+    };
+}
+
+/// Montgomery squaring: the square S = a² (cross products once, doubled, plus the diagonal: n² + n products
+/// instead of 2n²), then `S_high + (S_low + M·p) / R` with the reduction rounds of the multiplication (no
+/// `a·b_i` part). 3n² + 2n multiply instructions. Operands: a 0..N (in), result N..2N (out).
+macro_rules! ptx_mont_sqr_text {
+    (
+        modulus: [$($p:literal)*], inv: $inv:literal,
+        n: $n:literal, words: $w:literal, top: $top:literal,
+        limbs: [$($k:literal)*], r_ops: $r_ops:tt,
+        pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
+        words2: $w2:literal, wide: [$($wi:literal)*], diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
+        rounds: [$(($i:literal $e:ident $o:ident))*], last: ($le:ident $lo:ident)
+    ) => {
+        concat!(
+            "{{\n",
+            ".reg .u32 %a<", $n, ">, %p<", $n, ">, %ce<", $w2, ">, %co<", $w2, ">, %x<", $w, ">, %y<", $w, ">, %m;\n",
+            ".reg .pred %q;\n",
+            $( "mov.u32 %a", $k, ", {", $k, "};\n", )*
+            $( "mov.u32 %p", $k, ", ", $p, ";\n", )*
+            $( "mov.u32 %ce", $wi, ", 0;\n", "mov.u32 %co", $wi, ", 0;\n", )*
+            $crate::field::asm::ptx_sq_rows!($sq_rows),
+            $crate::field::asm::ptx_sq_combine!([$($wi)*], $diag),
+            // Reduction: E = S_low, O = 0.
+            $( "mov.u32 %x", $k, ", %ce", $k, ";\n", "mov.u32 %y", $k, ", 0;\n", )*
+            "mov.u32 %x", $top, ", 0;\n",
+            "mov.u32 %y", $top, ", 0;\n",
+            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv),
+            $( $crate::field::asm::ptx_redc_round!($e, $o, $top, $pairs, $shift, $shift_last, $inv), )*
+            $crate::field::asm::ptx_merge!($le, $lo, $succ),
+            $crate::field::asm::ptx_add_high!($lo, $high),
+            $crate::field::asm::ptx_canonical!($le, $lo, [$($k)*], $r_ops),
             "}}\n",
         )
     };
@@ -268,8 +441,17 @@ macro_rules! ptx_field {
         n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: $limbs:tt, b_ops: $b_ops:tt, r_ops: $r_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
+        words2: $w2:literal, wide: $wide:tt, diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
         rounds: $rounds:tt, last: $last:tt
     ) => {
+            /// PTX of the Montgomery squaring (operands: a 0..N, out N..2N).
+            pub const SQR: &str = $crate::field::asm::ptx_mont_sqr_text!(
+                modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
+                limbs: $limbs, r_ops: $b_ops,
+                pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
+                words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
+                rounds: $rounds, last: $last
+            );
             /// PTX of the Montgomery multiplication (operands: a 0..N, b N..2N, out 2N..3N).
             pub const MUL: &str = $crate::field::asm::ptx_mont_mul_text!(
                 modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
@@ -286,18 +468,21 @@ macro_rules! ptx_field {
 
             $crate::field::asm::ptx_field!(@device $n, $limbs, modulus: $modulus, inv: $inv, words: $w, top: $top,
                 b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
-                succ: $succ, rounds: $rounds, last: $last);
+                succ: $succ, words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
+                rounds: $rounds, last: $last);
 
             /// Host: interpret [`MUL`].
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn mul_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
                 $crate::field::ptx_emu::run_cached::<$n, 2>(MUL, [a, b], &MUL_PROGRAM)
             }
-            /// Host: interpret [`MUL`] with both operands `a` (what `square` runs on the GPU).
+            /// Host: interpret [`SQR`].
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn square_emulated(a: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
-                mul_emulated(a, a)
+                $crate::field::ptx_emu::run_cached::<$n, 1>(SQR, [a], &SQR_PROGRAM)
             }
+            #[cfg(not(target_arch = "nvptx64"))]
+            static SQR_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
             /// Host: interpret [`ADD`].
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn add_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
@@ -326,7 +511,8 @@ macro_rules! ptx_field {
     // nvptx64: the same texts inside `asm!` (a `const` cannot be an asm template, so the macros run again).
     (@device $n:literal, [$($k:literal)*], modulus: $modulus:tt, inv: $inv:literal, words: $w:literal, top: $top:literal,
         b_ops: $b_ops:tt, r_ops: $r_ops:tt, pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt,
-        succ: $succ:tt, rounds: $rounds:tt, last: $last:tt) => {
+        succ: $succ:tt, words2: $w2:literal, wide: $wide:tt, diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
+        rounds: $rounds:tt, last: $last:tt) => {
         /// Montgomery product `a * b / R mod p`, canonical output.
         #[cfg(target_arch = "nvptx64")]
         #[inline(always)]
@@ -349,11 +535,27 @@ macro_rules! ptx_field {
             }
             r
         }
-        /// Montgomery square (the multiplication with both operands `a`).
+        /// Montgomery square `a² / R mod p` (dedicated: cross products computed once), canonical output.
         #[cfg(target_arch = "nvptx64")]
         #[inline(always)]
         pub fn square(a: &[u32; $n]) -> [u32; $n] {
-            mul(a, a)
+            let mut r = [0u32; $n];
+            // SAFETY: pure register arithmetic (see `mul`).
+            unsafe {
+                core::arch::asm!(
+                    $crate::field::asm::ptx_mont_sqr_text!(
+                        modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
+                        limbs: [$($k)*], r_ops: $b_ops,
+                        pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
+                        words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
+                        rounds: $rounds, last: $last
+                    ),
+                    $( in(reg32) a[$k], )*
+                    $( out(reg32) r[$k], )*
+                    options(pure, nomem, nostack)
+                );
+            }
+            r
         }
         /// `a + b mod p`.
         #[cfg(target_arch = "nvptx64")]
@@ -409,5 +611,7 @@ macro_rules! ptx_field {
 }
 
 pub(crate) use {
-    limb_tables_8, limb_tables_12, ptx_mad_chain, ptx_first_round, ptx_reduce, ptx_shift_odd, ptx_round, ptx_final, ptx_mont_mul_text, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
+    limb_tables_8, limb_tables_12, ptx_mad_chain, ptx_first_round, ptx_reduce, ptx_fold, ptx_shift_chain, ptx_round,
+    ptx_redc_round, ptx_merge, ptx_canonical, ptx_final, ptx_sq_chain, ptx_sq_rows, ptx_sq_combine, ptx_add_high,
+    ptx_mont_sqr_text, ptx_mont_mul_text, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
 };
