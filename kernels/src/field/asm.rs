@@ -4,18 +4,18 @@
 //! A product `a_j * b_i` lands on words `j` (lo) and `j+1` (hi). Chaining `mad.lo.cc`/`madc.hi.cc` over all `j`
 //! would hit every word twice, so the products are split by the parity of `j`: the **even** accumulator E
 //! (words 0..=N) takes `j = 0, 2, 4, ...` (word pairs (0,1), (2,3), ...) and the **odd** accumulator O, one word
-//! higher (O[k] is word k+1), takes `j = 1, 3, 5, ...`. Each of the two then is one unbroken carry chain of
+//! higher (`O[k]` is word k+1), takes `j = 1, 3, 5, ...`. Each of the two then is one unbroken carry chain of
 //! `mad.lo.cc`/`madc.hi.cc` pairs, which ptxas turns into `IMAD.WIDE.U32(.X)` on a register pair.
 //!
 //! Round i (b_i the multiplier word):
 //! 1. *shift + odd products*: dividing the running value by 2^32 moves word 1 of both accumulators to word 0.
 //!    The old O (shifted) becomes the new E as is (pure renaming, the roles swap every round); the old E, shifted
 //!    by one word, must become the new O, which starts one word higher, so its word 1 (now word 0) is added into
-//!    the new E[0] with `add.cc` and the carry flows straight into the chain that adds `a_odd * b_i` while moving
+//!    the new `E[0]` with `add.cc` and the carry flows straight into the chain that adds `a_odd * b_i` while moving
 //!    E two words down (`madc.lo.cc O[k], a_{k+1}, b_i, E[k+2]`): the shift costs no instruction.
-//! 2. *even products*: `E += a_even * b_i`, carry into E[N].
+//! 2. *even products*: `E += a_even * b_i`, carry into `E[N]`.
 //! 3. `m = E[0] * (-p^-1) mod 2^32` (word 0 lives only in E).
-//! 4. `O += p_odd * m`, `E += p_even * m`: E[0] becomes 0.
+//! 4. `O += p_odd * m`, `E += p_even * m`: `E[0]` becomes 0.
 //!
 //! Round 0 has no running value, so it uses plain `mul.lo`/`mul.hi`. After round N-1 the value is
 //! `E[1..] + O[0..]` (< 2p): one add chain merges them, one sub chain and `selp` make it canonical.
@@ -33,7 +33,7 @@
 //! # Why one text, three users
 //! The PTX text is produced by `concat!` macros from index tables (macro_rules cannot compute `k+1`, so the
 //! tables list the indices) and the modulus literals of the field. The same text is used by `asm!` on nvptx64 and,
-//! on the host, by the interpreter in [`$crate::field::ptx_emu`], so the CPU tests run the GPU's instructions.
+//! on the host, by the interpreter in [`crate::field::ptx_emu`], so the CPU tests run the GPU's instructions.
 
 /// Index tables for 8 limbs, handed to a macro: `limb_tables_8!(callback! { args... })`.
 /// `pairs`: word pairs of the even products; `shift`/`shift_last`: (write, limb, read, read) of the shifting
@@ -69,7 +69,7 @@ macro_rules! limb_tables_8 {
     };
 }
 
-/// Index tables for 12 limbs (see [`limb_tables_8`]).
+/// Index tables for 12 limbs (see `limb_tables_8`).
 macro_rules! limb_tables_12 {
     ($cb:ident ! { $($args:tt)* }) => {
         $cb! { $($args)*
@@ -159,8 +159,8 @@ macro_rules! ptx_reduce {
     };
 }
 
-/// Start of round i >= 1: the previous E's word 1 and the previous O's word 0 (now the new E[0]) sit at the
-/// same position after the shift; add them, leaving the carry in the flag for [`ptx_shift_chain`].
+/// Start of round i >= 1: the previous E's word 1 and the previous O's word 0 (now the new `E[0]`) sit at the
+/// same position after the shift; add them, leaving the carry in the flag for `ptx_shift_chain`.
 macro_rules! ptx_fold {
     ($e:ident, $o:ident) => {
         concat!("add.cc.u32 %", stringify!($e), "0, %", stringify!($e), "0, %", stringify!($o), "1;\n")
@@ -168,7 +168,7 @@ macro_rules! ptx_fold {
 }
 
 /// Builds the new O (in the previous E's registers, reading two words higher than it writes, i.e. shifted)
-/// plus `Y_odd * M`, consuming the carry of [`ptx_fold`]. `M` as in [`ptx_mad_chain`].
+/// plus `Y_odd * M`, consuming the carry of `ptx_fold`. `M` as in `ptx_mad_chain`.
 macro_rules! ptx_shift_chain {
     ($o:ident, $y:ident, ($mr:ident $mi:tt), $top:literal, [$(($k:literal $k1:literal $k2:literal $k3:literal))*], ($l:literal $l1:literal $l2:literal)) => {
         concat!(

@@ -1,4 +1,4 @@
-//! Fq2 = Fq[u]/(u² + 1), the field of G2's coordinates. Bit-identical to `blstrs::Fp2` (c0 then c1).
+//! Fq2 = `Fq[u]`/(u² + 1), the field of G2's coordinates. Bit-identical to `blstrs::Fp2` (c0 then c1).
 
 use super::{Field, Fq};
 

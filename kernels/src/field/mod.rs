@@ -1,4 +1,4 @@
-//! BLS12-381 fields: [`Fr`] (scalar field, 255 bits), [`Fq`] (base field, 381 bits) and [`Fq2`] = Fq[u]/(u²+1).
+//! BLS12-381 fields: [`Fr`] (scalar field, 255 bits), [`Fq`] (base field, 381 bits) and [`Fq2`] = `Fq[u]`/(u²+1).
 //!
 //! Elements are kept in Montgomery form with 32-bit little-endian limbs (R = 2^256 for Fr, 2^384 for Fq) and are
 //! always fully reduced (< p). That is exactly blst's representation (64-bit little-endian limbs; on a
