@@ -92,12 +92,16 @@ impl<F: Field> Xyzz<F> {
         let u = self.y.double();
         let v = u.square();
         let w = u.mul(&v);
+        // ZZ, ZZZ and Y die as soon as possible (lower register pressure).
+        let zz3 = v.mul(&self.zz);
+        let zzz3 = w.mul(&self.zzz);
+        let w_y = w.mul(&self.y);
         let s = self.x.mul(&v);
         let x_sq = self.x.square();
         let m = x_sq.double().add(&x_sq);
         let x3 = m.square().sub(&s.double());
-        let y3 = m.mul(&s.sub(&x3)).sub(&w.mul(&self.y));
-        Self { x: x3, y: y3, zz: v.mul(&self.zz), zzz: w.mul(&self.zzz) }
+        let y3 = m.mul(&s.sub(&x3)).sub(&w_y);
+        Self { x: x3, y: y3, zz: zz3, zzz: zzz3 }
     }
 
     /// `2Q` of an affine point, lifted: mdbl-2008-s-1 (dbl-2008-s-1 with `ZZ = ZZZ = 1`). Cost: 4M + 3S.
@@ -175,10 +179,13 @@ impl<F: Field> Xyzz<F> {
         if p.is_zero() {
             return if r.is_zero() { self.double() } else { Self::IDENTITY };
         }
+        // The four Z-coordinates collapse to two products early (lower register pressure).
+        let zz12 = self.zz.mul(&q.zz);
+        let zzz12 = self.zzz.mul(&q.zzz);
         let pp = p.square();
         let ppp = p.mul(&pp);
-        let zz3 = self.zz.mul(&q.zz).mul(&pp);
-        let zzz3 = self.zzz.mul(&q.zzz).mul(&ppp);
+        let zz3 = zz12.mul(&pp);
+        let zzz3 = zzz12.mul(&ppp);
         let q1 = u1.mul(&pp);
         let s1_ppp = s1.mul(&ppp);
         let x3 = r.square().sub(&ppp).sub(&q1.double());
