@@ -13,6 +13,8 @@
 //! The PTX is produced with rustc's `nvptx64-nvidia-cuda` target: fat LTO + one codegen unit + `--emit=asm`
 //! gives one module holding every kernel; the target's own linker is not needed (`-C linker=/bin/true`).
 //! The nested cargo uses its own target directory (no lock contention with the outer build).
+//! The host embeds each PTX deflate-compressed (`<name>.ptx.deflate`): fully inlined field arithmetic makes
+//! megabytes of PTX text, which compresses about 20x.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -59,6 +61,13 @@ fn main() {
             std::fs::copy(&src, out_dir.join(format!("zkgpu_{arch}.ptx")))
                 .unwrap_or_else(|e| panic!("committed PTX {} missing: {e}", src.display()));
         }
+    }
+    for arch in ARCHES {
+        let ptx = out_dir.join(format!("zkgpu_{arch}.ptx"));
+        let text = std::fs::read(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
+        let deflated = miniz_oxide::deflate::compress_to_vec(&text, 9);
+        std::fs::write(out_dir.join(format!("zkgpu_{arch}.ptx.deflate")), deflated)
+            .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
     }
     println!("cargo:rustc-env=ZKGPU_PTX_SOURCE={}", if built { "built" } else { "committed" });
 }

@@ -14,42 +14,62 @@ use crate::error::{Error, Result};
 use crate::raw;
 
 /// PTX for compute capability 9.0 and later (H100, H200, ...).
-pub const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/zkgpu_sm_90.ptx"));
+pub static PTX_SM90: PtxModule =
+    PtxModule { arch: "sm_90", deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_sm_90.ptx.deflate")) };
 /// PTX for compute capability 8.x (A100, A10, RTX 30xx, L4/L40 (8.9), ...).
-pub const PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/zkgpu_sm_80.ptx"));
+pub static PTX_SM80: PtxModule =
+    PtxModule { arch: "sm_80", deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_sm_80.ptx.deflate")) };
 
-/// One embedded PTX module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One embedded PTX module. The text is stored deflate-compressed (build.rs): PTX of fully inlined field
+/// arithmetic is large (megabytes) and compresses about 20x, which keeps every binary that links zkgpu small.
+#[derive(Debug, PartialEq, Eq)]
 pub struct PtxModule {
     /// The architecture it was compiled for, e.g. "sm_90".
     pub arch: &'static str,
-    /// The PTX text.
-    pub ptx: &'static str,
+    /// The PTX text, deflate-compressed.
+    deflated: &'static [u8],
+}
+
+impl PtxModule {
+    /// The PTX text (decompressed on each call; a few milliseconds).
+    pub fn text(&self) -> Result<String> {
+        let bytes = miniz_oxide::inflate::decompress_to_vec(self.deflated).map_err(|e| Error::ModuleLoad {
+            arch: self.arch,
+            source: cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_PTX),
+            log: format!("\nthe embedded PTX does not decompress: {e:?}"),
+        })?;
+        String::from_utf8(bytes).map_err(|_| Error::ModuleLoad {
+            arch: self.arch,
+            source: cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_PTX),
+            log: "\nthe embedded PTX is not UTF-8".to_string(),
+        })
+    }
 }
 
 /// Chooses the embedded PTX for a compute capability: >= 9.0 -> sm_90, 8.x -> sm_80, anything older is
 /// unsupported (the kernels use instructions and limits of sm_80+).
-pub fn select_ptx(major: u32, minor: u32) -> Result<PtxModule> {
+pub fn select_ptx(major: u32, minor: u32) -> Result<&'static PtxModule> {
     match major {
-        9.. => Ok(PtxModule { arch: "sm_90", ptx: PTX_SM90 }),
-        8 => Ok(PtxModule { arch: "sm_80", ptx: PTX_SM80 }),
+        9.. => Ok(&PTX_SM90),
+        8 => Ok(&PTX_SM80),
         _ => Err(Error::UnsupportedArch { major, minor }),
     }
 }
 
 /// Loads `module` into `ctx` (the driver JIT-compiles it for the device). On failure the error carries
 /// the JIT compiler's log.
-pub fn load(ctx: &Arc<CudaContext>, module: PtxModule) -> Result<Arc<CudaModule>> {
-    let span = tracing::info_span!("zkgpu.module_load", ordinal = ctx.ordinal(), arch = module.arch, ptx_bytes = module.ptx.len());
+pub fn load(ctx: &Arc<CudaContext>, module: &PtxModule) -> Result<Arc<CudaModule>> {
+    let ptx = module.text()?;
+    let span = tracing::info_span!("zkgpu.module_load", ordinal = ctx.ordinal(), arch = module.arch, ptx_bytes = ptx.len());
     let _entered = span.enter();
     // cudarc turns the PTX into a C string and unwraps: refuse interior NULs here instead of panicking there.
-    let c_ptx = CString::new(module.ptx).map_err(|_| Error::ModuleLoad {
+    let c_ptx = CString::new(ptx.as_str()).map_err(|_| Error::ModuleLoad {
         arch: module.arch,
         source: cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_PTX),
         log: "\nthe embedded PTX contains a NUL byte".to_string(),
     })?;
     let started = std::time::Instant::now();
-    match ctx.load_module(Ptx::from_src(module.ptx)) {
+    match ctx.load_module(Ptx::from_src(ptx)) {
         Ok(loaded) => {
             tracing::debug!(elapsed_ms = started.elapsed().as_secs_f64() * 1e3, "PTX module loaded");
             Ok(loaded)

@@ -59,7 +59,7 @@ fn ptx_is_chosen_by_compute_capability() {
     for (major, minor, arch) in [(9, 0, "sm_90"), (10, 0, "sm_90"), (12, 1, "sm_90"), (8, 0, "sm_80"), (8, 6, "sm_80"), (8, 9, "sm_80")] {
         let chosen = select_ptx(major, minor).unwrap_or_else(|e| panic!("{major}.{minor}: {e}"));
         assert_eq!(chosen.arch, arch, "compute capability {major}.{minor}");
-        assert!(chosen.ptx.contains(&format!(".target {arch}")), "{arch} PTX lacks its .target line");
+        assert!(chosen.text().unwrap().contains(&format!(".target {arch}")), "{arch} PTX lacks its .target line");
     }
     for (major, minor) in [(7, 5), (7, 0), (6, 1), (0, 0)] {
         match select_ptx(major, minor) {
@@ -73,7 +73,7 @@ fn ptx_is_chosen_by_compute_capability() {
 fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
     assert!(zkgpu::PTX_SOURCE == "built" || zkgpu::PTX_SOURCE == "committed", "PTX_SOURCE = {}", zkgpu::PTX_SOURCE);
     println!("PTX source: {}", zkgpu::PTX_SOURCE);
-    for ptx in [zkgpu::PTX_SM90, zkgpu::PTX_SM80] {
+    for ptx in [zkgpu::PTX_SM90.text().unwrap(), zkgpu::PTX_SM80.text().unwrap()] {
         assert!(ptx.contains(".entry smoke_add_u32("), "smoke kernel missing from the embedded PTX");
         assert!(!ptx.as_bytes().contains(&0), "PTX must not contain NUL bytes");
         // The H200's driver (CUDA 13.0) loads PTX ISA <= 9.0.
