@@ -136,13 +136,16 @@ impl<F: Field> Jacobian<F> {
         let u2 = q.x.mul(&z1z1);
         let s1 = self.y.mul(&q.z).mul(&z2z2);
         let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let two_z1z2 = self.z.add(&q.z).square().sub(&z1z1).sub(&z2z2);
+        // From here on neither input is live: (4U1, 8S1, 2·Z1·Z2) is P in other coordinates
+        // (4U1/(2Z1Z2)² = X1/Z1², 8S1/(2Z1Z2)³ = Y1/Z1³), which is what the doubling case doubles.
         let h = u2.sub(&u1);
         let r = s2.sub(&s1).double();
         if h.is_zero() {
-            return if r.is_zero() { self.double() } else { Self::IDENTITY };
+            let p_again = Self { x: u1.double().double(), y: s1.double().double().double(), z: two_z1z2 };
+            return if r.is_zero() { p_again.double() } else { Self::IDENTITY };
         }
-        // Z3 first: both Z and Z² die here (lower register pressure).
-        let z3 = self.z.add(&q.z).square().sub(&z1z1).sub(&z2z2).mul(&h);
+        let z3 = two_z1z2.mul(&h);
         let i = h.double().square();
         let j = h.mul(&i);
         let v = u1.mul(&i);

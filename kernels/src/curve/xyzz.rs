@@ -174,14 +174,16 @@ impl<F: Field> Xyzz<F> {
         let u2 = q.x.mul(&self.zz);
         let s1 = self.y.mul(&q.zzz);
         let s2 = q.y.mul(&self.zzz);
+        let zz12 = self.zz.mul(&q.zz);
+        let zzz12 = self.zzz.mul(&q.zzz);
+        // From here on neither input is live: (U1, S1, ZZ1·ZZ2, ZZZ1·ZZZ2) is P in other coordinates
+        // (U1/(ZZ1·ZZ2) = X1/ZZ1, S1/(ZZZ1·ZZZ2) = Y1/ZZZ1), which is what the doubling case doubles.
         let p = u2.sub(&u1);
         let r = s2.sub(&s1);
         if p.is_zero() {
-            return if r.is_zero() { self.double() } else { Self::IDENTITY };
+            let p_again = Self { x: u1, y: s1, zz: zz12, zzz: zzz12 };
+            return if r.is_zero() { p_again.double() } else { Self::IDENTITY };
         }
-        // The four Z-coordinates collapse to two products early (lower register pressure).
-        let zz12 = self.zz.mul(&q.zz);
-        let zzz12 = self.zzz.mul(&q.zzz);
         let pp = p.square();
         let ppp = p.mul(&pp);
         let zz3 = zz12.mul(&pp);
