@@ -3,7 +3,7 @@
 //! without a GPU these tests fail rather than pass.
 mod common;
 
-use common::curve_props::{self as props, BinaryOp, CurveUnderTest, G1, G2, PairBatch, PointEvaluator, RoundTrip, UnaryOp};
+use common::curve_props::{self as props, AddOp, CurveUnderTest, G1, G2, PairBatch, PointEvaluator, RoundTrip, UnaryOp};
 use zkgpu::DeviceSafe;
 
 /// The kernels, launched one thread per element through the test harness.
@@ -15,7 +15,7 @@ where
     C::Affine: DeviceSafe,
     C::Projective: DeviceSafe,
 {
-    fn binary(&self, op: BinaryOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective> {
+    fn binary(&self, op: AddOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective> {
         common::gpu::run_binary(&self.0, &props::kernel_name::<C>(op.name()), p, q)
     }
     fn unary(&self, op: UnaryOp, p: &[C::Affine]) -> Vec<C::Projective> {

@@ -118,30 +118,34 @@ pub fn random_field<C: CurveUnderTest>(rng: &mut impl RngCore) -> C::Field {
 
 /// Binary kernel operations (`arith_{curve}_{name}(p, q, out, n)`, out Jacobian). All compute `p + q`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinaryOp {
-    AddMixed,
-    AddXyzz,
-    AddJacobian,
-    AddMixedJacobian,
+pub enum AddOp {
+    /// XYZZ + affine (`Xyzz::add_affine`).
+    Mixed,
+    /// XYZZ + XYZZ (`Xyzz::add`).
+    Xyzz,
+    /// Jacobian + Jacobian (`Jacobian::add`).
+    Jacobian,
+    /// Jacobian + affine (`Jacobian::add_affine`).
+    MixedJacobian,
 }
 
-impl BinaryOp {
-    pub const ALL: [Self; 4] = [Self::AddMixed, Self::AddXyzz, Self::AddJacobian, Self::AddMixedJacobian];
+impl AddOp {
+    pub const ALL: [Self; 4] = [Self::Mixed, Self::Xyzz, Self::Jacobian, Self::MixedJacobian];
     pub fn name(self) -> &'static str {
         match self {
-            Self::AddMixed => "add_mixed",
-            Self::AddXyzz => "add_xyzz",
-            Self::AddJacobian => "add_jacobian",
-            Self::AddMixedJacobian => "add_mixed_jacobian",
+            Self::Mixed => "add_mixed",
+            Self::Xyzz => "add_xyzz",
+            Self::Jacobian => "add_jacobian",
+            Self::MixedJacobian => "add_mixed_jacobian",
         }
     }
     /// The host build of the kernel body.
     pub fn host<F: Field>(self) -> fn(&Affine<F>, &Affine<F>) -> Jacobian<F> {
         match self {
-            Self::AddMixed => ops::add_mixed::<F>,
-            Self::AddXyzz => ops::add_xyzz::<F>,
-            Self::AddJacobian => ops::add_jacobian::<F>,
-            Self::AddMixedJacobian => ops::add_mixed_jacobian::<F>,
+            Self::Mixed => ops::add_mixed::<F>,
+            Self::Xyzz => ops::add_xyzz::<F>,
+            Self::Jacobian => ops::add_jacobian::<F>,
+            Self::MixedJacobian => ops::add_mixed_jacobian::<F>,
         }
     }
 }
@@ -210,7 +214,7 @@ pub fn kernel_name<C: CurveUnderTest>(op: &str) -> String {
 
 /// Every kernel the GPU evaluator launches for curve `C`.
 pub fn kernel_names<C: CurveUnderTest>() -> Vec<String> {
-    let binary = BinaryOp::ALL.map(BinaryOp::name);
+    let binary = AddOp::ALL.map(AddOp::name);
     let unary = UnaryOp::ALL.map(UnaryOp::name);
     let round_trips = RoundTrip::ALL.map(RoundTrip::name);
     binary.iter().chain(&unary).chain(&round_trips).map(|op| kernel_name::<C>(op)).collect()
@@ -218,7 +222,7 @@ pub fn kernel_names<C: CurveUnderTest>() -> Vec<String> {
 
 /// Runs the point operations on whole batches (one element per GPU thread, or a CPU loop).
 pub trait PointEvaluator<C: CurveUnderTest> {
-    fn binary(&self, op: BinaryOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective>;
+    fn binary(&self, op: AddOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective>;
     fn unary(&self, op: UnaryOp, p: &[C::Affine]) -> Vec<C::Projective>;
     fn round_trip(&self, op: RoundTrip, p: &[C::Affine]) -> Vec<C::Affine>;
 }
@@ -227,7 +231,7 @@ pub trait PointEvaluator<C: CurveUnderTest> {
 pub struct HostArithmetic;
 
 impl<C: CurveUnderTest> PointEvaluator<C> for HostArithmetic {
-    fn binary(&self, op: BinaryOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective> {
+    fn binary(&self, op: AddOp, p: &[C::Affine], q: &[C::Affine]) -> Vec<C::Projective> {
         let f = op.host::<C::Field>();
         p.iter().zip(q).map(|(a, b)| theirs_projective::<C>(&f(&ours::<C>(a), &ours::<C>(b)))).collect()
     }
@@ -321,7 +325,7 @@ fn check_point<C: CurveUnderTest>(got: &C::Projective, expected: &C::Projective,
 
 /// All binary operations on `batch` against `p + q` from blstrs.
 pub fn check_binary_ops<C: CurveUnderTest>(eval: &impl PointEvaluator<C>, batch: &PairBatch<C>) {
-    for op in BinaryOp::ALL {
+    for op in AddOp::ALL {
         let got = eval.binary(op, &batch.p, &batch.q);
         assert_eq!(got.len(), batch.len(), "{} {op:?}: wrong output length", C::NAME);
         for (i, got) in got.iter().enumerate() {
