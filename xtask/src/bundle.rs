@@ -1,9 +1,12 @@
 //! `cargo xtask bundle DIR`: a folder that runs the whole test suite (GPU tests included) and the benchmark
 //! sweep on an x86-64 Linux host that has an NVIDIA driver but no Rust and no network.
 //!
-//! Contents: `tests/<package>-<target>` (stripped release test binaries; the PTX is embedded, they read no
-//! file of the source tree), `zkgpu-bench` (the bench runner), `ptx/` (the modules, for reference and
-//! cuobjdump), `run.sh`. `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
+//! Contents: `tests/<package>-<target>.gz` (stripped release test binaries; the PTX is embedded, they read no
+//! file of the source tree), `zkgpu-bench.gz` (the bench runner), `ptx/*.ptx.gz` (the modules, for reference
+//! and cuobjdump), `run.sh`. Every binary embeds both PTX modules, which are large and highly repetitive
+//! text, so the binaries are gzip-compressed (about 15x); `run.sh` unpacks each into a scratch folder just
+//! before running it (needs only bash, gzip and coreutils on the GPU host).
+//! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
 //! The folder must stay under 64 MiB.
 use crate::util::{self, Result};
 use crate::{bench, ptx};
@@ -22,20 +25,25 @@ pub fn run(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir.join("tests")).map_err(|e| format!("{}: {e}", dir.display()))?;
 
     let built = ptx::build()?;
+    std::fs::create_dir_all(dir.join("ptx")).map_err(|e| format!("{}: {e}", dir.display()))?;
     for (arch, path) in &built.files {
-        util::copy(path, &dir.join("ptx").join(format!("zkgpu_{arch}.ptx")))?;
+        gzip(path, &dir.join("ptx").join(format!("zkgpu_{arch}.ptx.gz")))?;
     }
 
     let strip = strip_tool()?;
-    for (name, exe) in test_binaries()? {
-        let dest = dir.join("tests").join(&name);
-        util::copy(&exe, &dest)?;
-        util::run(Command::new(&strip).arg("--strip-all").arg(&dest))?;
+    let scratch = util::target_dir().join("zkgpu-bundle-scratch");
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let mut binaries = test_binaries()?
+        .into_iter()
+        .map(|(name, exe)| (format!("tests/{name}"), exe))
+        .collect::<Vec<_>>();
+    binaries.push(("zkgpu-bench".to_string(), bench::build_runner()?));
+    for (name, exe) in binaries {
+        let stripped = scratch.join(name.replace('/', "-"));
+        util::copy(&exe, &stripped)?;
+        util::run(Command::new(&strip).arg("--strip-all").arg(&stripped))?;
+        gzip(&stripped, &dir.join(format!("{name}.gz")))?;
     }
-    let runner = bench::build_runner()?;
-    let dest = dir.join("zkgpu-bench");
-    util::copy(&runner, &dest)?;
-    util::run(Command::new(&strip).arg("--strip-all").arg(&dest))?;
 
     let script = dir.join("run.sh");
     std::fs::write(&script, RUN_SH).map_err(|e| format!("{}: {e}", script.display()))?;
@@ -90,6 +98,18 @@ fn strip_tool() -> Result<PathBuf> {
     Ok(PathBuf::from("strip"))
 }
 
+/// `gzip -9 -n` from `src` to `dst` (no timestamps, so bundles are reproducible).
+fn gzip(src: &Path, dst: &Path) -> Result<()> {
+    let out = std::fs::File::create(dst).map_err(|e| format!("{}: {e}", dst.display()))?;
+    let status = Command::new("gzip")
+        .args(["-9", "-n", "-c"])
+        .arg(src)
+        .stdout(out)
+        .status()
+        .map_err(|e| format!("cannot run gzip: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("gzip {} failed ({status})", src.display())) }
+}
+
 fn make_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(|e| format!("{}: {e}", path.display()))
@@ -107,11 +127,13 @@ fn folder_size(dir: &Path) -> Result<u64> {
 
 /// The runner script. Tests run from an empty scratch folder so nothing can be read from a source tree.
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# zkgpu bundle runner (written by `cargo xtask bundle`).
+# zkgpu bundle runner (written by `cargo xtask bundle`). Needs bash, gzip, coreutils, an NVIDIA driver.
 # usage: run.sh OUT_DIR [bench runner args...]   e.g. run.sh /tmp/out mul --sizes 20..24
 # env:   ZKGPU_SKIP_TESTS=1 / ZKGPU_SKIP_BENCH=1 to skip a half.
 # Runs every test binary with --include-ignored (GPU tests too), one summary line per binary and a final
 # "N passed, N failed" line, then the benchmark sweep. Logs, bench.json and bench.svg go to OUT_DIR.
+# Binaries are stored gzip-compressed; each is unpacked into a scratch folder (also the tests' working
+# directory, so nothing can be read from a source tree) and removed after it ran.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:?usage: run.sh OUT_DIR [bench args...]}"
@@ -121,26 +143,37 @@ out="$(cd "$out" && pwd)"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
-"$here/zkgpu-bench" --probe 2>&1 | tee "$out/logs/device.txt"
+unpack() { # unpack NAME.gz -> path of the executable
+  local dest="$scratch/$(basename "$1" .gz)"
+  gzip -dc "$1" >"$dest" && chmod +x "$dest" && echo "$dest"
+}
 
-passed=0; failed=0; ignored=0; broken=0
+bench="$(unpack "$here/zkgpu-bench.gz")" || { echo "cannot unpack zkgpu-bench"; exit 1; }
+"$bench" --probe 2>&1 | tee "$out/logs/device.txt"
+
+passed=0; failed=0; ignored=0
 if [ "${ZKGPU_SKIP_TESTS:-0}" != 1 ]; then
-  for t in "$here"/tests/*; do
-    name="$(basename "$t")"
+  for gz in "$here"/tests/*.gz; do
+    name="$(basename "$gz" .gz)"
     log="$out/logs/test-$name.log"
-    (cd "$scratch" && "$t" --include-ignored) >"$log" 2>&1
-    rc=$?
+    if t="$(unpack "$gz")"; then
+      (cd "$scratch" && "$t" --include-ignored) >"$log" 2>&1
+      rc=$?
+      rm -f "$t"
+    else
+      echo "cannot unpack $gz" >"$log"; rc=127
+    fi
     line="$(grep -E '^test result: ' "$log" | tail -n 1)"
     p="$(sed -nE 's/.* ([0-9]+) passed;.*/\1/p' <<<"$line")"
     f="$(sed -nE 's/.* ([0-9]+) failed;.*/\1/p' <<<"$line")"
     i="$(sed -nE 's/.* ([0-9]+) ignored;.*/\1/p' <<<"$line")"
     p="${p:-0}"; f="${f:-0}"; i="${i:-0}"
     if [ -z "$line" ] || { [ "$rc" != 0 ] && [ "$f" = 0 ]; }; then
-      # crashed or exited non-zero without a harness summary: count the binary as one failure
-      f=$((f + 1)); broken=$((broken + 1))
+      # crashed or exited non-zero without a failing-test summary: count the binary as one failure
+      f=$((f + 1))
       echo "$name: exit $rc without a complete test summary (see $log)"
     fi
-    printf '%-40s %5d passed, %3d failed, %3d ignored\n' "$name" "$p" "$f" "$i"
+    printf '%-32s %5d passed, %3d failed, %3d ignored\n' "$name" "$p" "$f" "$i"
     passed=$((passed + p)); failed=$((failed + f)); ignored=$((ignored + i))
   done
   echo "tests: $passed passed, $failed failed" | tee "$out/logs/test-summary.txt"
@@ -148,7 +181,7 @@ fi
 
 bench_rc=0
 if [ "${ZKGPU_SKIP_BENCH:-0}" != 1 ]; then
-  "$here/zkgpu-bench" --json "$out/bench.json" --plot "$out/bench.svg" "$@" 2>&1 | tee "$out/logs/bench.log"
+  "$bench" --json "$out/bench.json" --plot "$out/bench.svg" "$@" 2>&1 | tee "$out/logs/bench.log"
   bench_rc=${PIPESTATUS[0]}
 fi
 [ "$failed" = 0 ] && [ "$bench_rc" = 0 ]
