@@ -110,7 +110,7 @@ fn run(args: Args) -> Result<ExitCode> {
         return Err("--reps must be at least 1".into());
     }
 
-    let gpu = if args.cpu { None } else { open_gpu(args.device) };
+    let gpu = if args.cpu { None } else { open_gpu(args.device, "Timing the CPU reference instead.") };
     let target = if gpu.is_some() { Target::Gpu } else { Target::Cpu };
     let seed = args.seed.unwrap_or_else(random_seed);
     println!("zkgpu-bench: seed {seed} (replay with --seed {seed})");
@@ -218,8 +218,8 @@ fn variants<'a>(op: &'a dyn BenchOp, target: Target, wanted: &[String]) -> Vec<&
     op.variants(target).iter().copied().filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v)).collect()
 }
 
-/// Open the GPU if there is one; otherwise say why and return None (the CPU reference runs instead).
-fn open_gpu(ordinal: usize) -> Option<Gpu> {
+/// Open the GPU if there is one; otherwise say why (and `fallback`, what happens instead) and return None.
+fn open_gpu(ordinal: usize, fallback: &str) -> Option<Gpu> {
     let opened = Gpu::count().and_then(|count| if count == 0 { Err(zkgpu::Error::NoDevice) } else { Gpu::new(ordinal) });
     match opened {
         Ok(gpu) => {
@@ -239,14 +239,14 @@ fn open_gpu(ordinal: usize) -> Option<Gpu> {
             Some(gpu)
         }
         Err(e) => {
-            println!("No CUDA GPU ({e}): GPU timings need a CUDA device. Timing the CPU reference instead.");
+            println!("No CUDA GPU ({e}): GPU timings need a CUDA device. {fallback}");
             None
         }
     }
 }
 
 fn probe(ordinal: usize) -> ExitCode {
-    match open_gpu(ordinal) {
+    match open_gpu(ordinal, "") {
         Some(_) => ExitCode::SUCCESS,
         None => ExitCode::FAILURE,
     }
