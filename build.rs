@@ -12,6 +12,10 @@
 //!
 //! The PTX is produced with rustc's `nvptx64-nvidia-cuda` target: fat LTO + one codegen unit + `--emit=asm`
 //! gives one module holding every kernel; the target's own linker is not needed (`-C linker=/bin/true`).
+//! Two modules per architecture: `zkgpu_<arch>.ptx` (production kernels, embedded for every user; the only
+//! one committed) and `zkgpu_test_<arch>.ptx` (kernels feature `test-kernels`: single-operation kernels for
+//! the test suite, built only from source; empty when the PTX is the committed one).
+//!
 //! The nested cargo uses its own target directory (no lock contention with the outer build).
 //! The host embeds each PTX deflate-compressed (`<name>.ptx.deflate`): fully inlined field arithmetic makes
 //! megabytes of PTX text, which compresses about 20x.
@@ -60,14 +64,20 @@ fn main() {
             let src = kernels.join("ptx").join(format!("zkgpu_{arch}.ptx"));
             std::fs::copy(&src, out_dir.join(format!("zkgpu_{arch}.ptx")))
                 .unwrap_or_else(|e| panic!("committed PTX {} missing: {e}", src.display()));
+            // No test module without the kernel toolchain: test kernels then report MissingKernel.
+            std::fs::write(out_dir.join(format!("zkgpu_test_{arch}.ptx")), "")
+                .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
         }
     }
     for arch in ARCHES {
-        let ptx = out_dir.join(format!("zkgpu_{arch}.ptx"));
-        let text = std::fs::read(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-        let deflated = miniz_oxide::deflate::compress_to_vec(&text, 9);
-        std::fs::write(out_dir.join(format!("zkgpu_{arch}.ptx.deflate")), deflated)
-            .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
+        for module in ["zkgpu", "zkgpu_test"] {
+            let ptx = out_dir.join(format!("{module}_{arch}.ptx"));
+            let text = std::fs::read(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
+            // An absent module stays an empty file (the host reads that as "not in this build").
+            let deflated = if text.is_empty() { Vec::new() } else { miniz_oxide::deflate::compress_to_vec(&text, 9) };
+            std::fs::write(out_dir.join(format!("{module}_{arch}.ptx.deflate")), deflated)
+                .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
+        }
     }
     println!("cargo:rustc-env=ZKGPU_PTX_SOURCE={}", if built { "built" } else { "committed" });
 }
@@ -114,26 +124,37 @@ fn kernel_cargo() -> Command {
 fn build_all(kernels: &Path, out_dir: &Path) -> Result<(), String> {
     // OUT_DIR = <target>/<profile>/build/<pkg>/out: share one kernel build across host profiles.
     let target_root = out_dir.ancestors().nth(4).unwrap_or(out_dir).join("zkgpu-ptx");
-    for arch in ARCHES {
-        let target_dir = target_root.join(arch);
-        let status = kernel_cargo()
-            .arg("cargo")
-            .args(["rustc", "--quiet", "--lib", "--crate-type", "cdylib", "--profile", "ptx"])
-            .args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-            .arg("--manifest-path")
-            .arg(kernels.join("Cargo.toml"))
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .args(["--", "--emit=asm", "-C", "linker=/bin/true", "-C"])
-            .arg(format!("target-cpu={arch}"))
-            .status()
-            .map_err(|e| format!("running cargo: {e}"))?;
+    // The four builds are independent (own target directories): run them side by side.
+    let mut builds = Vec::new();
+    for (module, features) in [("zkgpu", None), ("zkgpu_test", Some("test-kernels"))] {
+        for arch in ARCHES {
+            let target_dir = target_root.join(format!("{module}-{arch}"));
+            let mut cmd = kernel_cargo();
+            cmd.arg("cargo").args(["rustc", "--quiet", "--lib", "--crate-type", "cdylib", "--profile", "ptx"]);
+            if let Some(features) = features {
+                cmd.args(["--features", features]);
+            }
+            cmd.args(["--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+                .arg("--manifest-path")
+                .arg(kernels.join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(&target_dir)
+                .args(["--", "--emit=asm", "-C", "linker=/bin/true", "-C"])
+                .arg(format!("target-cpu={arch}"));
+            let child = cmd.spawn().map_err(|e| format!("running cargo: {e}"))?;
+            builds.push((module, arch, target_dir, child));
+        }
+    }
+    let mut failed = Vec::new();
+    for (module, arch, target_dir, mut child) in builds {
+        let status = child.wait().map_err(|e| format!("waiting for cargo: {e}"))?;
         if !status.success() {
-            return Err(format!("kernel build for {arch} failed ({status})"));
+            failed.push(format!("{module} for {arch} ({status})"));
+            continue;
         }
         let asm = target_dir.join("nvptx64-nvidia-cuda/ptx/deps/zkgpu_kernels.s");
-        std::fs::copy(&asm, out_dir.join(format!("zkgpu_{arch}.ptx")))
+        std::fs::copy(&asm, out_dir.join(format!("{module}_{arch}.ptx")))
             .map_err(|e| format!("{}: {e}", asm.display()))?;
     }
-    Ok(())
+    if failed.is_empty() { Ok(()) } else { Err(format!("kernel build failed: {}", failed.join(", "))) }
 }

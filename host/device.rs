@@ -37,6 +37,10 @@ pub struct DeviceInfo {
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) module: Arc<CudaModule>,
+    /// The test module (see `module::TEST_PTX_SM90`), loaded on the first request for a kernel that the
+    /// production module lacks.
+    pub(crate) test_module: std::sync::OnceLock<Option<Arc<CudaModule>>>,
+    pub(crate) ptx: &'static module::PtxModule,
     pub(crate) compute: Arc<CudaStream>,
     pub(crate) copy: Arc<CudaStream>,
     pub(crate) info: DeviceInfo,
@@ -84,7 +88,7 @@ impl Gpu {
         let compute = ctx.new_stream()?;
         let copy = ctx.new_stream()?;
         tracing::info!(name = %info.name, cc = ?info.compute_capability, ptx = info.ptx_arch, "GPU ready");
-        Ok(Gpu { ctx, module, compute, copy, info })
+        Ok(Gpu { ctx, module, test_module: std::sync::OnceLock::new(), ptx, compute, copy, info })
     }
 
     /// Opens every device, in ordinal order. `Err(NoDevice)` when there is none.
@@ -125,10 +129,29 @@ impl Gpu {
         }
         self.ctx.bind_to_thread()?;
         match self.module.load_function(name) {
+            Ok(f) => return Ok(f),
+            Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => {}
+            Err(e) => return Err(Error::Cuda(e)),
+        }
+        let Some(test_module) = self.test_module()? else {
+            return Err(Error::MissingKernel(name.to_string()));
+        };
+        match test_module.load_function(name) {
             Ok(f) => Ok(f),
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => Err(Error::MissingKernel(name.to_string())),
             Err(e) => Err(Error::Cuda(e)),
         }
+    }
+
+    /// The test module, loaded once; `None` when this build carries none (built from the committed PTX).
+    fn test_module(&self) -> Result<Option<&Arc<CudaModule>>> {
+        if let Some(loaded) = self.test_module.get() {
+            return Ok(loaded.as_ref());
+        }
+        let ptx = module::test_module_for(self.ptx);
+        let loaded = if ptx.is_empty() { None } else { Some(module::load(&self.ctx, ptx)?) };
+        // A concurrent first call may have won the race: either result is the same module.
+        Ok(self.test_module.get_or_init(|| loaded).as_ref())
     }
 
     /// Waits for all work on both streams.

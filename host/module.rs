@@ -19,6 +19,13 @@ pub static PTX_SM90: PtxModule =
 /// PTX for compute capability 8.x (A100, A10, RTX 30xx, L4/L40 (8.9), ...).
 pub static PTX_SM80: PtxModule =
     PtxModule { arch: "sm_80", deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_sm_80.ptx.deflate")) };
+/// The test module for sm_90: single-operation kernels (`arith_*`, `device_api_*`) used only by the test
+/// suite, loaded on first use. Empty when the crate was built from the committed PTX (no kernel toolchain).
+pub static TEST_PTX_SM90: PtxModule =
+    PtxModule { arch: "sm_90", deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_test_sm_90.ptx.deflate")) };
+/// The test module for sm_80 (see [`TEST_PTX_SM90`]).
+pub static TEST_PTX_SM80: PtxModule =
+    PtxModule { arch: "sm_80", deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_test_sm_80.ptx.deflate")) };
 
 /// One embedded PTX module. The text is stored deflate-compressed (build.rs): PTX of fully inlined field
 /// arithmetic is large (megabytes) and compresses about 20x, which keeps every binary that links zkgpu small.
@@ -31,6 +38,11 @@ pub struct PtxModule {
 }
 
 impl PtxModule {
+    /// True for a module this build does not carry (the test module of a build from the committed PTX).
+    pub fn is_empty(&self) -> bool {
+        self.deflated.is_empty()
+    }
+
     /// The PTX text (decompressed on each call; a few milliseconds).
     pub fn text(&self) -> Result<String> {
         let bytes = miniz_oxide::inflate::decompress_to_vec(self.deflated).map_err(|e| Error::ModuleLoad {
@@ -54,6 +66,11 @@ pub fn select_ptx(major: u32, minor: u32) -> Result<&'static PtxModule> {
         8 => Ok(&PTX_SM80),
         _ => Err(Error::UnsupportedArch { major, minor }),
     }
+}
+
+/// The test module matching a production module chosen by [`select_ptx`].
+pub fn test_module_for(production: &PtxModule) -> &'static PtxModule {
+    if production.arch == "sm_80" { &TEST_PTX_SM80 } else { &TEST_PTX_SM90 }
 }
 
 /// Loads `module` into `ctx` (the driver JIT-compiles it for the device). On failure the error carries

@@ -5,13 +5,13 @@ mod common;
 
 use common::curve_props::{self as props, G1, G2, HostArithmetic, PairBatch};
 
-/// Every kernel tests/curve_gpu.rs launches is in both embedded PTX modules (catches a missing or renamed
+/// Every kernel tests/curve_gpu.rs launches is in both embedded test modules (catches a missing or renamed
 /// kernel, or stale committed PTX, on machines without a GPU).
 #[test]
 fn curve_kernels_are_in_the_embedded_ptx() {
     let names: Vec<String> = props::kernel_names::<G1>().into_iter().chain(props::kernel_names::<G2>()).collect();
     assert_eq!(names.len(), 18);
-    for (arch, ptx) in [("sm_90", zkgpu::PTX_SM90.text().unwrap()), ("sm_80", zkgpu::PTX_SM80.text().unwrap())] {
+    for (arch, ptx) in [("sm_90", zkgpu::TEST_PTX_SM90.text().unwrap()), ("sm_80", zkgpu::TEST_PTX_SM80.text().unwrap())] {
         for name in &names {
             assert!(
                 ptx.contains(&format!(".visible .entry {name}(")),

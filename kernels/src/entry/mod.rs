@@ -1,7 +1,20 @@
 //! Kernel entry points (`extern "ptx-kernel"`, `#[unsafe(no_mangle)]`), one file per algorithm or purpose.
 //! Only compiled for nvptx64. Every kernel documents its thread mapping, bounds and aliasing in `# Safety`.
+//!
+//! Two PTX modules are built from this crate (see build.rs): the **production** module (algorithms and
+//! benchmarks, embedded for every user) and, with feature `test-kernels`, the **test** module (kernels that
+//! exist only so tests can run single operations on the GPU; loaded lazily by the host).
+
+// Production module.
+#[cfg(not(feature = "test-kernels"))]
 mod bench_mul;
-mod curve_ops;
-mod device_api;
-mod field_ops;
+#[cfg(not(feature = "test-kernels"))]
 mod smoke;
+
+// Test module.
+#[cfg(feature = "test-kernels")]
+mod curve_ops;
+#[cfg(feature = "test-kernels")]
+mod device_api;
+#[cfg(feature = "test-kernels")]
+mod field_ops;
