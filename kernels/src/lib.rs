@@ -27,6 +27,7 @@
 pub mod curve;
 pub mod device;
 pub mod field;
+pub mod ntt;
 
 #[cfg(target_arch = "nvptx64")]
 mod entry;

@@ -9,6 +9,8 @@
 #[cfg(not(feature = "test-kernels"))]
 mod bench_mul;
 #[cfg(not(feature = "test-kernels"))]
+mod ntt;
+#[cfg(not(feature = "test-kernels"))]
 mod smoke;
 
 // Test module.

@@ -1,0 +1,195 @@
+//! NTT kernels over Fr (algorithm and geometry in `crate::ntt`):
+//! - `ntt_pass_dif`, `ntt_pass_dit`: one pass of up to 10 radix-2 stages in shared memory, scaling folded in;
+//! - `ntt_bit_reverse`: in-place bit-reversal permutation of every transform of a batch;
+//! - `ntt_fill_table`: builds a twiddle table `out[e] = hi[e >> s] * lo[e mod 2^s]`;
+//! - `ntt_h_pointwise`: the Groth16 H-term step `a[i] = (a[i] b[i] - c[i]) z`.
+use crate::device::{SharedArena, block_dim_x, block_idx_x, global_thread_count, global_thread_index, sync_threads, thread_idx_x};
+use crate::field::{Field, Fr};
+use crate::ntt::{PassParams, ScaleMode, bit_reverse, butterfly_dif, butterfly_dit, scale_factor};
+
+/// An Fr with 32-byte alignment, so a load or store is two 128-bit accesses (device buffers and the shared
+/// tile are 32-byte aligned: allocations are 256-byte aligned and elements are 32 bytes).
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Fr32([u32; 8]);
+
+/// # Safety
+/// `p` is valid for a read of one element and 32-byte aligned.
+#[inline(always)]
+unsafe fn load(p: *const Fr) -> Fr {
+    // SAFETY: forwarded to the caller.
+    Fr::from_limbs(unsafe { p.cast::<Fr32>().read() }.0)
+}
+
+/// # Safety
+/// `p` is valid for a write of one element and 32-byte aligned.
+#[inline(always)]
+unsafe fn store(p: *mut Fr, x: Fr) {
+    // SAFETY: forwarded to the caller.
+    unsafe { p.cast::<Fr32>().write(Fr32(x.limbs())) }
+}
+
+/// One pass; see `crate::ntt`. Tile = block, `params.threads()` threads per block.
+///
+/// # Safety
+/// As the kernels below.
+#[inline(always)]
+unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
+    let params = PassParams::decode(w0, w1);
+    if !params.is_valid() {
+        return;
+    }
+    let tile = block_idx_x() as u64;
+    let tid = thread_idx_x();
+    let threads = block_dim_x();
+    let tile_len = 1u32 << params.log_tile();
+    // Every thread makes the same allocation, so either all threads return here or none do.
+    let Some(shared) = SharedArena::dynamic().alloc::<Fr>(tile_len as usize) else { return };
+    let sh = shared.as_ptr();
+    // SAFETY: the caller passes scale tables covering every index `scale_factor` asks for.
+    let read = |t: u32, i: u64| unsafe { load(if t == 0 { scale_lo } else { scale_hi }.add(i as usize)) };
+    let scaled = params.scale.mode != ScaleMode::None;
+
+    let mut e = tid;
+    while e < tile_len {
+        let g = params.global_index(tile, e);
+        // SAFETY: g < batch * n (the grid has total / tile_len blocks); e < tile_len.
+        let mut x = unsafe { load(data.add(g as usize)) };
+        if scaled && params.scale.on_load {
+            x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
+        }
+        // SAFETY: thread `tid` alone writes tile slots e = tid + r * threads.
+        unsafe { store(sh.add(e as usize), x) };
+        e += threads;
+    }
+    let half = tile_len / 2;
+    for stage in 0..params.log_k {
+        // SAFETY: every thread of the block reaches each barrier (uniform loop bounds, no early exit).
+        unsafe { sync_threads() };
+        let mut q = tid;
+        while q < half {
+            let bf = params.butterfly(DIT, tile, stage, q);
+            // SAFETY: a, b < tile_len; within a stage each slot belongs to exactly one butterfly, and butterfly
+            // q to one thread; the barrier above orders this against the previous stage. twiddle < N/2.
+            unsafe {
+                let w = load(twiddles.add(bf.twiddle as usize));
+                let (x, y) = (load(sh.add(bf.a as usize)), load(sh.add(bf.b as usize)));
+                let (x, y) = if DIT { butterfly_dit(&x, &y, &w) } else { butterfly_dif(&x, &y, &w) };
+                store(sh.add(bf.a as usize), x);
+                store(sh.add(bf.b as usize), y);
+            }
+            q += threads;
+        }
+    }
+    // SAFETY: as above.
+    unsafe { sync_threads() };
+    let mut e = tid;
+    while e < tile_len {
+        let g = params.global_index(tile, e);
+        // SAFETY: slot e was last written before the barrier; g is this tile's element (no other block touches it).
+        let mut x = unsafe { load(sh.add(e as usize)) };
+        if scaled && !params.scale.on_load {
+            x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
+        }
+        // SAFETY: as for the load.
+        unsafe { store(data.add(g as usize), x) };
+        e += threads;
+    }
+}
+
+/// Kernel `ntt_pass_dif`: one decimation-in-frequency pass over `data` (a batch of transforms back to back),
+/// in place. `(w0, w1)` = `PassParams::encode()`.
+///
+/// # Safety
+/// Grid: `batch * n / 2^log_tile` blocks of `params.threads()` threads, `2^log_tile * 32` bytes of dynamic shared
+/// memory. Block t owns the 2^log_tile elements `global_index(t, *)` (disjoint between blocks; each thread
+/// reads and writes only elements it loaded). `data` is valid for `batch * n` elements, 32-byte aligned;
+/// `twiddles` for `2^(log_table-1)` elements; when scaling, `scale_lo`/`scale_hi` cover every index the mode
+/// asks for (Constant: `scale_lo[0]`; Powers: `2^lo_bits` and `n >> lo_bits` entries). The tables do not
+/// overlap `data`. All values canonical Fr.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_pass_dif(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
+    // SAFETY: forwarded to the caller.
+    unsafe { pass::<false>(data, twiddles, scale_lo, scale_hi, w0, w1) }
+}
+
+/// Kernel `ntt_pass_dit`: one decimation-in-time pass; arguments as [`ntt_pass_dif`].
+///
+/// # Safety
+/// As [`ntt_pass_dif`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_pass_dit(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
+    // SAFETY: forwarded to the caller.
+    unsafe { pass::<true>(data, twiddles, scale_lo, scale_hi, w0, w1) }
+}
+
+/// Kernel `ntt_bit_reverse`: permutes each size-`2^log_n` transform of `data` (`total` elements in all) into
+/// bit-reversed order, in place.
+///
+/// # Safety
+/// Any 1-D grid (grid-stride loop over positions). Position g swaps with its mirror r only when g < r, so each
+/// pair is touched by exactly one thread. `data` valid for `total` elements, 32-byte aligned; `total` a
+/// multiple of 2^log_n.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_bit_reverse(data: *mut Fr, log_n: u32, total: u64) {
+    let mut g = global_thread_index() as u64;
+    let stride = global_thread_count() as u64;
+    let mask = (1u64 << log_n) - 1;
+    while g < total {
+        let p = g & mask;
+        let r = bit_reverse(p, log_n);
+        if p < r {
+            let base = g - p;
+            // SAFETY: base + p, base + r < total; the pair belongs to this thread only.
+            unsafe {
+                let x = load(data.add(g as usize));
+                let y = load(data.add((base + r) as usize));
+                store(data.add(g as usize), y);
+                store(data.add((base + r) as usize), x);
+            }
+        }
+        g += stride;
+    }
+}
+
+/// Kernel `ntt_fill_table`: `out[e] = hi[e >> lo_bits] * lo[e mod 2^lo_bits]` for `e < count`.
+///
+/// # Safety
+/// Any 1-D grid (grid-stride loop). `out` valid for `count` writes; `lo` for `2^lo_bits` reads and `hi` for
+/// `ceil(count / 2^lo_bits)` reads; no overlap with `out`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_fill_table(out: *mut Fr, lo: *const Fr, hi: *const Fr, lo_bits: u32, count: u64) {
+    let mut e = global_thread_index() as u64;
+    let stride = global_thread_count() as u64;
+    while e < count {
+        // SAFETY: indices within the bounds the caller guarantees.
+        unsafe {
+            let x = load(hi.add((e >> lo_bits) as usize)).mul(&load(lo.add((e & ((1u64 << lo_bits) - 1)) as usize)));
+            store(out.add(e as usize), x);
+        }
+        e += stride;
+    }
+}
+
+/// Kernel `ntt_h_pointwise`: `a[i] = (a[i] * b[i] - c[i]) * z[0]` for `i < count` (Groth16: the quotient by
+/// the vanishing polynomial, constant on the coset).
+///
+/// # Safety
+/// Any 1-D grid (grid-stride loop). `a`, `b`, `c` valid for `count` elements, `z` for one; `a` does not overlap
+/// the others.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_h_pointwise(a: *mut Fr, b: *const Fr, c: *const Fr, z: *const Fr, count: u64) {
+    let mut i = global_thread_index() as u64;
+    let stride = global_thread_count() as u64;
+    // SAFETY: z valid for one element.
+    let z = unsafe { load(z) };
+    while i < count {
+        // SAFETY: i < count.
+        unsafe {
+            let i = i as usize;
+            let x = load(a.add(i)).mul(&load(b.add(i))).sub(&load(c.add(i))).mul(&z);
+            store(a.add(i), x);
+        }
+        i += stride;
+    }
+}

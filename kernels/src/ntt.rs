@@ -1,0 +1,383 @@
+//! NTT over Fr: the pieces shared by the GPU kernels (`entry/ntt.rs`), the host driver (`zkgpu::ntt`) and the
+//! CPU emulation of the kernels in the tests.
+//!
+//! # Algorithm
+//! A size-`n = 2^L` transform is radix-2 Cooley-Tukey, run as a few *passes* of up to [`MAX_PASS_BITS`] stages
+//! each (2^24 = 8 + 8 + 8 stages, 2^28 = 10 + 9 + 9). One pass works on index bits `[b, b + k)`: write an index
+//! as `(hi, m, lo)` with `lo` the low `b` bits and `m` the `k` pass bits; for each `(hi, lo)` the `2^k` elements
+//! `(hi, *, lo)` go through `k` radix-2 stages. A thread block loads a *tile* of such groups into shared memory
+//! (`2^log_h` values of hi x `2^k` values of m x `2^log_l` consecutive values of lo, [`TILE_BITS`] elements at
+//! most), runs the `k` stages there with a barrier between stages, and writes the tile back.
+//!
+//! - DIF (Gentleman-Sande, natural order in, bit-reversed out): passes from the top bits down; butterfly
+//!   `(x, y) -> (x + y, (x - y) w)`.
+//! - DIT (bit-reversed in, natural out): passes from the low bits up; butterfly `(x, y) -> (x + w y, x - w y)`.
+//!
+//! The twiddle of a butterfly at index `j` in a stage of span `h` is `w_{2h}^(j mod h)`, read from one table
+//! `T[e] = w_N^e` (`e < N/2`) built for the largest size `N >= n` in use: `w_{2h}^t = T[t * N / (2h)]`. The
+//! inverse transform uses a second table of `w_N^-e`.
+//!
+//! Scaling by `n^-1` (inverse) and by the coset powers `g^(+-i)` is folded into the load of the first pass
+//! (forward coset: input coefficient `i` times `g^i`) or the store of the last pass (inverse: output `i` times
+//! `n^-1 g^-i`), as one multiplication by `lo[i mod 2^s] * hi[i >> s]` from two small tables (or by one
+//! constant). Natural <-> bit-reversed reorderings that neither DIF nor DIT give for free (NN, RR) are an
+//! in-place swap pass ([`bit_reverse`]).
+//!
+//! A batch of transforms of one size lies back to back in memory; `hi` then simply runs over all of them, so
+//! batching costs nothing extra.
+use crate::field::{Field, Fr};
+
+/// Most radix-2 stages one pass runs in shared memory.
+pub const MAX_PASS_BITS: u32 = 10;
+/// log2 of the most elements one block holds in shared memory (2^10 x 32 B = 32 KiB: under the 48 KiB
+/// default, several blocks per SM).
+pub const TILE_BITS: u32 = 10;
+/// Threads per block of a pass (fewer when the tile has fewer than 2x as many elements).
+pub const MAX_THREADS: u32 = 256;
+/// Largest supported log2 size (Fr's two-adicity is 32; memory ends well before).
+pub const MAX_LOG_N: u32 = 31;
+/// Bytes per Fr element.
+pub const ELEMENT_BYTES: usize = 32;
+
+/// `x`'s low `bits` bits reversed (`bits <= 64`; 0 bits gives 0).
+#[inline(always)]
+pub fn bit_reverse(x: u64, bits: u32) -> u64 {
+    if bits == 0 { 0 } else { x.reverse_bits() >> (64 - bits) }
+}
+
+/// What a pass multiplies each element by, on the way in or out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleMode {
+    /// No scaling.
+    None,
+    /// Every element times `lo[0]`.
+    Constant,
+    /// Element with logical index `i` times `lo[i mod 2^lo_bits] * hi[i >> lo_bits]`.
+    Powers,
+}
+
+/// Where a pass applies its scaling and how it finds an element's logical index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    pub mode: ScaleMode,
+    /// true: on load (before the first stage); false: on store (after the last stage).
+    pub on_load: bool,
+    /// The data at that point is in bit-reversed order: logical index = bit_reverse(position, log_n).
+    pub bit_reversed: bool,
+    /// Bits of the logical index that select the `lo` table entry.
+    pub lo_bits: u32,
+}
+
+impl Scale {
+    pub const NONE: Scale = Scale { mode: ScaleMode::None, on_load: false, bit_reversed: false, lo_bits: 0 };
+}
+
+/// Geometry of one pass, as the kernel receives it (packed into two u32 words by [`PassParams::encode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassParams {
+    /// log2 of the transform size.
+    pub log_n: u32,
+    /// Index bits below the pass's bits.
+    pub log_b: u32,
+    /// Stages (index bits) in this pass, 1..=MAX_PASS_BITS.
+    pub log_k: u32,
+    /// log2 of the consecutive `lo` values per tile (<= log_b).
+    pub log_l: u32,
+    /// log2 of the `hi` values per tile.
+    pub log_h: u32,
+    /// log2 of the twiddle table's transform size N (the table holds N/2 entries), >= log_n.
+    pub log_table: u32,
+    pub scale: Scale,
+}
+
+/// One butterfly: tile positions of its two elements and the twiddle table index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Butterfly {
+    pub a: u32,
+    pub b: u32,
+    pub twiddle: u64,
+}
+
+impl PassParams {
+    /// log2 of the elements per tile.
+    #[inline(always)]
+    pub fn log_tile(&self) -> u32 {
+        self.log_h + self.log_k + self.log_l
+    }
+
+    /// Threads per block for this pass.
+    #[inline(always)]
+    pub fn threads(&self) -> u32 {
+        let half = 1u32 << (self.log_tile() - 1);
+        if half < MAX_THREADS { half } else { MAX_THREADS }
+    }
+
+    /// Packs into two words (the kernel's arguments).
+    pub fn encode(&self) -> [u32; 2] {
+        let w0 = self.log_n
+            | self.log_b << 5
+            | self.log_k << 10
+            | self.log_l << 15
+            | self.log_h << 20
+            | self.log_table << 25;
+        let mode = match self.scale.mode {
+            ScaleMode::None => 0,
+            ScaleMode::Constant => 1,
+            ScaleMode::Powers => 2,
+        };
+        let w1 = mode | (self.scale.on_load as u32) << 2 | (self.scale.bit_reversed as u32) << 3 | self.scale.lo_bits << 4;
+        [w0, w1]
+    }
+
+    /// Inverse of [`PassParams::encode`].
+    #[inline(always)]
+    pub fn decode(w0: u32, w1: u32) -> PassParams {
+        let mode = match w1 & 3 {
+            1 => ScaleMode::Constant,
+            2 => ScaleMode::Powers,
+            _ => ScaleMode::None,
+        };
+        PassParams {
+            log_n: w0 & 31,
+            log_b: (w0 >> 5) & 31,
+            log_k: (w0 >> 10) & 31,
+            log_l: (w0 >> 15) & 31,
+            log_h: (w0 >> 20) & 31,
+            log_table: (w0 >> 25) & 31,
+            scale: Scale { mode, on_load: (w1 >> 2) & 1 == 1, bit_reversed: (w1 >> 3) & 1 == 1, lo_bits: (w1 >> 4) & 31 },
+        }
+    }
+
+    /// Whether the geometry is one the kernel handles (checked by the host before launching and by the
+    /// kernel, which does nothing for an invalid one).
+    #[inline(always)]
+    pub fn is_valid(&self) -> bool {
+        self.log_k >= 1
+            && self.log_k <= MAX_PASS_BITS
+            && self.log_b + self.log_k <= self.log_n
+            && self.log_l <= self.log_b
+            && self.log_tile() <= TILE_BITS.max(MAX_PASS_BITS)
+            && self.log_table >= self.log_n
+            && self.log_table <= MAX_LOG_N
+            && self.scale.lo_bits <= 31
+    }
+
+    /// Global element index of tile element `e` in tile `tile`.
+    #[inline(always)]
+    pub fn global_index(&self, tile: u64, e: u32) -> u64 {
+        let e = e as u64;
+        let l = e & ((1 << self.log_l) - 1);
+        let m = (e >> self.log_l) & ((1 << self.log_k) - 1);
+        let h = e >> (self.log_l + self.log_k);
+        let lo_blocks_log = self.log_b - self.log_l;
+        let lo_block = tile & ((1 << lo_blocks_log) - 1);
+        let tile_hi = tile >> lo_blocks_log;
+        ((((tile_hi << self.log_h) + h) << (self.log_b + self.log_k)) | (m << self.log_b) | (lo_block << self.log_l)) | l
+    }
+
+    /// Butterfly `q` (`q < tile/2`) of stage `stage` (`< log_k`) in tile `tile`. DIF stages run from the largest
+    /// span down, DIT stages from the smallest up.
+    #[inline(always)]
+    pub fn butterfly(&self, dit: bool, tile: u64, stage: u32, q: u32) -> Butterfly {
+        let lg_span_m = if dit { stage } else { self.log_k - 1 - stage };
+        let lg_span_e = lg_span_m + self.log_l;
+        let a = ((q >> lg_span_e) << (lg_span_e + 1)) | (q & ((1 << lg_span_e) - 1));
+        let b = a + (1 << lg_span_e);
+        let m_low = ((a >> self.log_l) & ((1 << lg_span_m) - 1)) as u64;
+        let lo_block = tile & ((1u64 << (self.log_b - self.log_l)) - 1);
+        let lo = (lo_block << self.log_l) | (a & ((1 << self.log_l) - 1)) as u64;
+        let j = (m_low << self.log_b) | lo;
+        // Span h = 2^(lg_span_m + log_b); twiddle w_{2h}^j = T[j * N / 2h].
+        let twiddle = j << (self.log_table - 1 - (lg_span_m + self.log_b));
+        Butterfly { a, b, twiddle }
+    }
+
+    /// The logical index (within its transform) of the element at global position `g`, for scaling.
+    #[inline(always)]
+    pub fn scale_index(&self, g: u64) -> u64 {
+        let p = g & ((1u64 << self.log_n) - 1);
+        if self.scale.bit_reversed { bit_reverse(p, self.log_n) } else { p }
+    }
+}
+
+/// The scale factor for logical index `i`, read through `read(table, index)` (`table`: 0 = lo, 1 = hi).
+#[inline(always)]
+pub fn scale_factor(scale: &Scale, i: u64, read: impl Fn(u32, u64) -> Fr) -> Fr {
+    match scale.mode {
+        ScaleMode::None => Fr::ONE,
+        ScaleMode::Constant => read(0, 0),
+        ScaleMode::Powers => {
+            let lo = read(0, i & ((1u64 << scale.lo_bits) - 1));
+            let hi = read(1, i >> scale.lo_bits);
+            lo.mul(&hi)
+        }
+    }
+}
+
+/// DIF butterfly: `(x, y) -> (x + y, (x - y) w)`.
+#[inline(always)]
+pub fn butterfly_dif(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
+    (x.add(y), x.sub(y).mul(w))
+}
+
+/// DIT butterfly: `(x, y) -> (x + w y, x - w y)`.
+#[inline(always)]
+pub fn butterfly_dit(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
+    let wy = y.mul(w);
+    (x.add(&wy), x.sub(&wy))
+}
+
+/// The host-side plan: how a transform is split into passes (also used by the CPU emulation in the tests).
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod plan {
+    use super::*;
+
+    /// Stages per pass for a size-2^log_n transform: as few passes as [`MAX_PASS_BITS`] allows, as even as
+    /// possible (larger first). Empty for log_n = 0.
+    pub fn pass_bits(log_n: u32) -> Vec<u32> {
+        if log_n == 0 {
+            return Vec::new();
+        }
+        let passes = log_n.div_ceil(MAX_PASS_BITS);
+        (0..passes).map(|p| log_n / passes + u32::from(p < log_n % passes)).collect()
+    }
+
+    /// The passes of one DIF (`dit = false`) or DIT transform of size 2^log_n over `batch` back-to-back
+    /// transforms, twiddles from a table of size 2^log_table, `scale` applied in the first (on load) or last
+    /// (on store) pass. Empty for log_n = 0 (nothing to do).
+    pub fn passes(log_n: u32, batch: u64, dit: bool, log_table: u32, scale: Scale) -> Vec<PassParams> {
+        let bits = pass_bits(log_n);
+        let count = bits.len();
+        let batch_tz = if batch == 0 { 0 } else { batch.trailing_zeros() };
+        let mut low = if dit { 0 } else { log_n };
+        let mut out = Vec::with_capacity(count);
+        for (p, &k) in bits.iter().enumerate() {
+            let log_b = if dit { low } else { low - k };
+            let budget = TILE_BITS.max(k) - k;
+            let log_l = log_b.min(budget);
+            // hi groups in all: batch * 2^(log_n - log_b - k); a tile takes a power of two that divides it.
+            let hi_tz = batch_tz + (log_n - log_b - k);
+            let log_h = (budget - log_l).min(hi_tz);
+            let applies = if scale.on_load { p == 0 } else { p + 1 == count };
+            out.push(PassParams {
+                log_n,
+                log_b,
+                log_k: k,
+                log_l,
+                log_h,
+                log_table,
+                scale: if applies { scale } else { Scale::NONE },
+            });
+            low = if dit { low + k } else { low - k };
+        }
+        out
+    }
+
+    /// Emulates the kernel `ntt_pass_{dif,dit}` on the CPU for every tile: `data` is the whole batch,
+    /// `twiddles` the table, `lo`/`hi` the scale tables. Runs exactly the index arithmetic the GPU runs.
+    pub fn emulate_pass(data: &mut [Fr], params: &PassParams, dit: bool, twiddles: &[Fr], lo: &[Fr], hi: &[Fr]) {
+        let tile_len = 1usize << params.log_tile();
+        let tiles = data.len() / tile_len;
+        let read = |t: u32, i: u64| if t == 0 { lo[i as usize] } else { hi[i as usize] };
+        let mut tile_buf = vec![Fr::ZERO; tile_len];
+        for tile in 0..tiles as u64 {
+            for (e, slot) in tile_buf.iter_mut().enumerate() {
+                let g = params.global_index(tile, e as u32);
+                let mut x = data[g as usize];
+                if params.scale.on_load && params.scale.mode != ScaleMode::None {
+                    x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
+                }
+                *slot = x;
+            }
+            for stage in 0..params.log_k {
+                for q in 0..(tile_len / 2) as u32 {
+                    let bf = params.butterfly(dit, tile, stage, q);
+                    let w = twiddles[bf.twiddle as usize];
+                    let (x, y) = (tile_buf[bf.a as usize], tile_buf[bf.b as usize]);
+                    let (x, y) = if dit { butterfly_dit(&x, &y, &w) } else { butterfly_dif(&x, &y, &w) };
+                    tile_buf[bf.a as usize] = x;
+                    tile_buf[bf.b as usize] = y;
+                }
+            }
+            for (e, &x) in tile_buf.iter().enumerate() {
+                let g = params.global_index(tile, e as u32);
+                let mut x = x;
+                if !params.scale.on_load && params.scale.mode != ScaleMode::None {
+                    x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
+                }
+                data[g as usize] = x;
+            }
+        }
+    }
+
+    /// Emulates `ntt_bit_reverse` on the CPU: each transform of size 2^log_n in `data` is permuted.
+    pub fn emulate_bit_reverse(data: &mut [Fr], log_n: u32) {
+        let n = 1usize << log_n;
+        for chunk in data.chunks_mut(n) {
+            for p in 0..n {
+                let r = bit_reverse(p as u64, log_n) as usize;
+                if p < r {
+                    chunk.swap(p, r);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan::*;
+    use super::*;
+
+    #[test]
+    fn encode_round_trips() {
+        let p = PassParams {
+            log_n: 28,
+            log_b: 19,
+            log_k: 9,
+            log_l: 1,
+            log_h: 0,
+            log_table: 31,
+            scale: Scale { mode: ScaleMode::Powers, on_load: true, bit_reversed: true, lo_bits: 14 },
+        };
+        let [a, b] = p.encode();
+        assert_eq!(PassParams::decode(a, b), p);
+        assert!(p.is_valid());
+    }
+
+    #[test]
+    fn pass_bits_cover_every_size() {
+        for log_n in 0..=MAX_LOG_N {
+            let bits = pass_bits(log_n);
+            assert_eq!(bits.iter().sum::<u32>(), log_n);
+            assert!(bits.iter().all(|&k| (1..=MAX_PASS_BITS).contains(&k)));
+        }
+        assert_eq!(pass_bits(24), vec![8, 8, 8]);
+        assert_eq!(pass_bits(28), vec![10, 9, 9]);
+    }
+
+    #[test]
+    fn tiles_partition_the_index_space() {
+        for log_n in 1..=14 {
+            for batch in [1u64, 2, 3, 4, 6] {
+                for dit in [false, true] {
+                    let total = (batch << log_n) as usize;
+                    for p in passes(log_n, batch, dit, log_n, Scale::NONE) {
+                        assert!(p.is_valid(), "{p:?}");
+                        let tile_len = 1usize << p.log_tile();
+                        assert_eq!(total % tile_len, 0);
+                        let mut seen = vec![false; total];
+                        for tile in 0..(total / tile_len) as u64 {
+                            for e in 0..tile_len as u32 {
+                                let g = p.global_index(tile, e) as usize;
+                                assert!(!seen[g], "index {g} twice in {p:?}");
+                                seen[g] = true;
+                            }
+                        }
+                        assert!(seen.iter().all(|&s| s));
+                    }
+                }
+            }
+        }
+    }
+}
