@@ -26,8 +26,9 @@ pub fn run(dir: &Path) -> Result<()> {
 
     let built = ptx::build()?;
     std::fs::create_dir_all(dir.join("ptx")).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for (arch, path) in &built.files {
-        gzip(path, &dir.join("ptx").join(format!("zkgpu_{arch}.ptx.gz")))?;
+    for (_, path) in built.files.iter().chain(&built.test_files) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        gzip(path, &dir.join("ptx").join(format!("{name}.gz")))?;
     }
 
     let strip = strip_tool()?;

@@ -3,6 +3,8 @@
 //!
 //! The PTX is built by the host crate's build.rs (ZKGPU_PTX=build): `cargo check -p zkgpu` runs it, and the
 //! files are taken from the build script's OUT_DIR, so there is exactly one recipe for the kernel build.
+//! There are two modules per arch: the production module `zkgpu_<arch>.ptx` (committed to kernels/ptx/) and
+//! the test module `zkgpu_test_<arch>.ptx` (test-only kernels, never committed); ptxas checks both.
 //!
 //! ptxas comes from PyPI's `nvidia-cuda-nvcc` wheel (no CUDA toolkit needed), downloaded once into
 //! `.cache/ptxas/<version>/` (git-ignored). `ZKGPU_PTXAS=/path/to/ptxas` uses another copy.
@@ -26,9 +28,11 @@ const PTXAS_VERSION: &str = "13.0.88";
 /// Kernel name prefixes of test-only kernels (spills there are reported, not fatal).
 pub const TEST_ONLY_PREFIXES: [&str; 3] = ["arith_", "device_api_", "smoke_"];
 
-/// PTX freshly built from the sources, per arch.
+/// PTX freshly built from the sources, per arch: the production module (`files`, committed) and the test
+/// module (`test_files`; an empty file when build.rs did not build it).
 pub struct BuiltPtx {
     pub files: Vec<(&'static str, PathBuf)>,
+    pub test_files: Vec<(&'static str, PathBuf)>,
 }
 
 /// What ptxas reports for one kernel on one arch.
@@ -68,6 +72,9 @@ pub fn run(check: bool) -> Result<Report> {
             eprintln!("xtask: wrote {}", committed.display());
         }
     }
+    if !check {
+        warn_if_sources_uncommitted();
+    }
     let report = ptxas_report(&built)?;
     print_table(&report, None);
     problems.extend(spill_problems(&report));
@@ -83,6 +90,24 @@ pub fn run(check: bool) -> Result<Report> {
     Ok(report)
 }
 
+/// The PTX just written matches the *working tree*; if kernels/ has uncommitted changes, committing
+/// kernels/ptx/ alone would leave CI's freshness check red. Say so.
+fn warn_if_sources_uncommitted() {
+    let status = Command::new("git")
+        .args(["status", "--porcelain", "--", "kernels/src", "kernels/Cargo.toml"])
+        .current_dir(util::root())
+        .output();
+    if let Ok(out) = status {
+        let changed = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() && !changed.trim().is_empty() {
+            eprintln!(
+                "xtask: warning: kernels/ has uncommitted changes; the PTX written matches them, so commit them \
+                 together with kernels/ptx/ (or CI's freshness check fails):\n{changed}"
+            );
+        }
+    }
+}
+
 /// Build the PTX through build.rs and return where it is.
 pub fn build() -> Result<BuiltPtx> {
     let messages = util::cargo_json(util::cargo().args(["check", "-p", "zkgpu"]).env("ZKGPU_PTX", "build"))?;
@@ -95,16 +120,15 @@ pub fn build() -> Result<BuiltPtx> {
         })
         .find_map(|m| m["out_dir"].as_str().map(PathBuf::from))
         .ok_or("cargo reported no build-script run for the zkgpu package")?;
-    let files = ARCHES
-        .iter()
-        .map(|arch| (*arch, out_dir.join(format!("zkgpu_{arch}.ptx"))))
-        .collect::<Vec<_>>();
+    let module = |stem: &str| ARCHES.iter().map(|arch| (*arch, out_dir.join(format!("{stem}_{arch}.ptx")))).collect::<Vec<_>>();
+    let (files, test_files) = (module("zkgpu"), module("zkgpu_test"));
     for (_, f) in &files {
         if !f.exists() {
             return Err(format!("build.rs did not produce {}", f.display()));
         }
     }
-    Ok(BuiltPtx { files })
+    let test_files = test_files.into_iter().filter(|(_, f)| f.exists()).collect();
+    Ok(BuiltPtx { files, test_files })
 }
 
 /// `None` if equal, else a short reason (first differing line).
@@ -158,14 +182,18 @@ os.replace(dest + ".part", dest)
     Ok(bin)
 }
 
-/// Run `ptxas -arch=<arch> -v` on each module and parse the per-kernel resources.
+/// Run `ptxas -arch=<arch> -v` on each module (production and test) and parse the per-kernel resources.
 pub fn ptxas_report(built: &BuiltPtx) -> Result<Report> {
     let ptxas = ptxas()?;
     let cubin_dir = util::target_dir().join("zkgpu-cubin");
     std::fs::create_dir_all(&cubin_dir).map_err(|e| format!("{}: {e}", cubin_dir.display()))?;
-    let mut per_arch = BTreeMap::new();
-    for (arch, ptx) in &built.files {
-        let cubin = cubin_dir.join(format!("zkgpu_{arch}.cubin"));
+    let mut per_arch: BTreeMap<&'static str, BTreeMap<String, Resources>> = BTreeMap::new();
+    for (arch, ptx) in built.files.iter().chain(&built.test_files) {
+        if std::fs::metadata(ptx).map(|m| m.len() == 0).unwrap_or(true) {
+            continue; // the test module is empty when it was not built
+        }
+        let stem = ptx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let cubin = cubin_dir.join(format!("{stem}.cubin"));
         let out = Command::new(&ptxas)
             .arg(format!("-arch={arch}"))
             .arg("-v")
@@ -178,7 +206,7 @@ pub fn ptxas_report(built: &BuiltPtx) -> Result<Report> {
         if !out.status.success() {
             return Err(format!("ptxas -arch={arch} rejected {}:\n{text}", ptx.display()));
         }
-        per_arch.insert(*arch, parse_ptxas(&text));
+        per_arch.entry(*arch).or_default().extend(parse_ptxas(&text));
     }
     Ok(Report { per_arch })
 }

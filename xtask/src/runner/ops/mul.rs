@@ -2,7 +2,9 @@
 //! dependent chain `x = x * y`, `iters` times, so latency and issue rate both count, as in a real kernel.
 //!
 //! GPU variants: `portable` (the portable-Rust arithmetic compiled for the GPU; the baseline) and `asm` (the
-//! inline-PTX carry chains), kernels `bench_mul_{fq,fr}_{asm,portable}(x, y, iters, n)`.
+//! inline-PTX carry chains), kernels `bench_mul_{fq,fr}_{asm,portable}(x, y, iters, n)`; Fr also has the
+//! tuning variants `constinv`, `constinv_lazy`, `modreg` (kernels `bench_mul_fr_<variant>`, see
+//! kernels/NOTES.md "Fr tuning").
 //! CPU variants (the reference, used when no GPU is present): `blstrs` (blst's assembly; the baseline) and
 //! `host` (zkgpu's own arithmetic built for the CPU). Each variant's outputs are checked on sampled elements
 //! against an independent implementation (GPU and `blstrs` against zkgpu's host build; `host` against blstrs).
@@ -38,6 +40,8 @@ pub trait MulSpec: Default + Send + Sync + 'static {
     type Blst: ChainElem<Self>;
     /// The modulus, 64-bit little-endian limbs.
     const MODULUS: &'static [u64];
+    /// GPU variants; each has the kernel `bench_mul_{STEM}_{variant}`.
+    const GPU_VARIANTS: &'static [&'static str];
     fn from_u64_limbs(l: &[u64]) -> Self::Limbs;
 }
 
@@ -68,6 +72,7 @@ impl MulSpec for FqSpec {
         0x4b1b_a7b6_434b_acd7,
         0x1a01_11ea_397f_e69a,
     ];
+    const GPU_VARIANTS: &'static [&'static str] = &["portable", "asm"];
     fn from_u64_limbs(l: &[u64]) -> [u32; 12] {
         split_limbs(l)
     }
@@ -82,6 +87,7 @@ impl MulSpec for FrSpec {
     type Blst = blstrs::Scalar;
     const MODULUS: &'static [u64] =
         &[0xffff_ffff_0000_0001, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
+    const GPU_VARIANTS: &'static [&'static str] = &["portable", "asm", "constinv", "constinv_lazy", "modreg"];
     fn from_u64_limbs(l: &[u64]) -> [u32; 8] {
         split_limbs(l)
     }
@@ -221,7 +227,7 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
         match target {
-            Target::Gpu => &["portable", "asm"],
+            Target::Gpu => S::GPU_VARIANTS,
             Target::Cpu => &["blstrs", "host"],
         }
     }
@@ -246,7 +252,7 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
         let y = random_elements::<S>(n, opts.seed, 2 * log_n as u64 + 1);
         let samples = sample_indices(n, opts.seed).into_iter().map(|i| (i, x[i], y[i])).collect();
         match (gpu, variant) {
-            (Some(gpu), "portable" | "asm") => {
+            (Some(gpu), _) if S::GPU_VARIANTS.contains(&variant) => {
                 let function = gpu.function(&format!("bench_mul_{}_{variant}", S::STEM))?;
                 Ok(Box::new(GpuMulCase::<S> {
                     gpu,
