@@ -3,6 +3,7 @@
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
 //! change. Ratios to sppark come from `xtask::peers` by op name.
 pub mod mul;
+pub mod transfer;
 
 use crate::Result;
 use zkgpu::Gpu;
@@ -64,7 +65,12 @@ pub trait Case {
 
 /// Every op the workbench knows, in listing order.
 pub fn registry() -> Vec<Box<dyn BenchOp>> {
-    vec![Box::new(mul::MulOp::<mul::FqSpec>::default()), Box::new(mul::MulOp::<mul::FrSpec>::default())]
+    vec![
+        Box::new(mul::MulOp::<mul::FqSpec>::default()),
+        Box::new(mul::MulOp::<mul::FrSpec>::default()),
+        Box::new(transfer::TransferOp(transfer::Direction::HostToDevice)),
+        Box::new(transfer::TransferOp(transfer::Direction::DeviceToHost)),
+    ]
 }
 
 /// Ops selected by the command line: exact names or prefixes at a `_` boundary (`mul` selects `mul_fq` and
