@@ -113,6 +113,31 @@ pub enum Error {
     #[error("invalid launch: {0}")]
     InvalidLaunch(String),
 
+    /// An NTT size that is not a power of two (or is zero).
+    #[error("NTT size {n} is not a power of two")]
+    NttSize {
+        /// The size asked for.
+        n: usize,
+    },
+
+    /// An NTT larger than this crate supports.
+    #[error("NTT size 2^{log_n} is larger than the supported 2^{max_log_n}")]
+    NttTooLarge {
+        /// log2 of the size asked for.
+        log_n: u32,
+        /// log2 of the largest supported size.
+        max_log_n: u32,
+    },
+
+    /// A batch buffer that is not a whole, non-zero number of transforms, or batched buffers of unequal length.
+    #[error("NTT batch shape: {len} elements is not a positive multiple of the transform size {n}")]
+    NttBatchShape {
+        /// Elements in the buffer.
+        len: usize,
+        /// The transform size.
+        n: usize,
+    },
+
     /// Any other error the CUDA driver returned.
     #[error("CUDA driver error: {0}")]
     Cuda(#[from] DriverError),

@@ -1,0 +1,542 @@
+//! Number-theoretic transforms over BLS12-381 Fr (`blstrs::Scalar`) on the GPU.
+//!
+//! [`Ntt`] holds a [`Gpu`], the NTT kernels and the cached tables (twiddles per direction, built once for the
+//! largest size used and shared by all smaller sizes; coset and scaling tables per size). Transforms run in
+//! place on a [`DeviceBuffer`] ([`Ntt::run`]) or on a host slice ([`Ntt::run_host`]: pinned or pageable; a
+//! [`crate::PinnedBuffer`] derefs to a slice and then copies at PCIe line rate).
+//!
+//! Every direction (forward, inverse), coset or not, and every ordering (natural or bit-reversed input and
+//! output) is one [`NttConfig`]; a buffer holding several transforms of one size back to back is a batch.
+//! Definitions are those of the CPU reference, [`crate::ntt_cpu`]. How the kernels work: `zkgpu_kernels::ntt`.
+//!
+//! Cost: NR (natural in, bit-reversed out) and RN are the cheap orderings (one DIF or DIT sweep of
+//! ceil(L/10) passes); NN and RR add one in-place permutation pass. Scaling (n^-1, coset powers) is folded
+//! into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation with no
+//! permutation except the final one and with the inverse's n^-1 folded into the coset powers.
+//!
+//! Errors are typed and leave the caller's buffers unchanged: a size that is not a power of two
+//! ([`Error::NttSize`]), above 2^[`MAX_LOG_N`] ([`Error::NttTooLarge`]), a buffer that is not a whole number of
+//! transforms ([`Error::NttBatchShape`]), not enough device memory ([`Error::OutOfMemory`]).
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use ff::Field;
+pub use zkgpu_kernels::ntt::{PassParams, Scale, ScaleMode};
+use zkgpu_kernels::ntt::plan;
+
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::memory::DeviceBuffer;
+use crate::ntt_cpu::{coset_generator, powers, root_of_unity};
+
+/// Largest supported transform: 2^MAX_LOG_N elements (device memory usually ends first).
+pub const MAX_LOG_N: u32 = zkgpu_kernels::ntt::MAX_LOG_N;
+
+/// Which way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Coefficients to evaluations.
+    Forward,
+    /// Evaluations to coefficients (scaled by n^-1).
+    Inverse,
+}
+
+/// Element order of an input or output array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Logical element i at position i.
+    Natural,
+    /// Logical element i at position bit_reverse(i).
+    BitReversed,
+}
+
+/// One kind of transform: direction, coset or not, input and output order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NttConfig {
+    pub direction: Direction,
+    /// Evaluate on the coset g*H (forward: input coefficient i times g^i; inverse: output i times g^-i).
+    pub coset: bool,
+    pub input: Order,
+    pub output: Order,
+}
+
+impl NttConfig {
+    /// Forward, natural in and out.
+    pub const fn forward() -> Self {
+        NttConfig { direction: Direction::Forward, coset: false, input: Order::Natural, output: Order::Natural }
+    }
+
+    /// Inverse, natural in and out.
+    pub const fn inverse() -> Self {
+        NttConfig { direction: Direction::Inverse, coset: false, input: Order::Natural, output: Order::Natural }
+    }
+
+    /// The same transform on the coset g*H.
+    pub const fn coset(self) -> Self {
+        NttConfig { coset: true, ..self }
+    }
+
+    /// The same transform with these input and output orders.
+    pub const fn orders(self, input: Order, output: Order) -> Self {
+        NttConfig { input, output, ..self }
+    }
+
+    /// All 16 configurations (2 directions x coset or not x 4 orderings).
+    pub fn all() -> Vec<NttConfig> {
+        let mut out = Vec::new();
+        for coset in [false, true] {
+            for direction in [Direction::Forward, Direction::Inverse] {
+                for input in [Order::Natural, Order::BitReversed] {
+                    for output in [Order::Natural, Order::BitReversed] {
+                        out.push(NttConfig { direction, coset, input, output });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Name as in the benchmark op names after `ntt_`: `fwd_nr`, `coset_inv_rr`, ...
+    pub fn name(&self) -> String {
+        let dir = match self.direction {
+            Direction::Forward => "fwd",
+            Direction::Inverse => "inv",
+        };
+        let o = |o: Order| if o == Order::Natural { 'n' } else { 'r' };
+        format!("{}{dir}_{}{}", if self.coset { "coset_" } else { "" }, o(self.input), o(self.output))
+    }
+
+    /// Parses [`NttConfig::name`].
+    pub fn from_name(name: &str) -> Option<NttConfig> {
+        NttConfig::all().into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// log2 of `n`, or `Err(NttSize)` when `n` is not a power of two; `Err(NttTooLarge)` above 2^MAX_LOG_N.
+pub fn checked_log_n(n: usize) -> Result<u32> {
+    if !n.is_power_of_two() {
+        return Err(Error::NttSize { n });
+    }
+    let log_n = n.trailing_zeros();
+    if log_n > MAX_LOG_N {
+        return Err(Error::NttTooLarge { log_n, max_log_n: MAX_LOG_N });
+    }
+    Ok(log_n)
+}
+
+/// (log2 n, batch count) for a buffer of `len` elements holding transforms of size `n`.
+pub fn check_shape(len: usize, n: usize) -> Result<(u32, usize)> {
+    let log_n = checked_log_n(n)?;
+    if len == 0 || len % n != 0 {
+        return Err(Error::NttBatchShape { len, n });
+    }
+    Ok((log_n, len / n))
+}
+
+/// What a transform multiplies by, folded into one pass.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScaleKind {
+    /// Input coefficient i times g^i.
+    CosetForward,
+    /// Output i times n^-1 g^-i.
+    CosetInverse,
+    /// Every element times n^-1.
+    InverseN,
+    /// Coefficient i times n^-1 g^i: an unscaled inverse followed by a coset forward (Groth16).
+    InverseThenCoset,
+}
+
+/// Scale tables on the device: factor(i) = lo[i mod 2^lo_bits] * hi[i >> lo_bits] (or lo[0] when constant).
+#[derive(Debug)]
+struct ScaleTables {
+    lo: DeviceBuffer<Scalar>,
+    hi: DeviceBuffer<Scalar>,
+    lo_bits: u32,
+    mode: ScaleMode,
+}
+
+/// The two sweeps the kernels do.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Natural in, bit-reversed out.
+    Dif,
+    /// Bit-reversed in, natural out.
+    Dit,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    /// Per direction (0 forward, 1 inverse): (log2 N, table of w_N^(+-e) for e < N/2).
+    twiddles: [Option<(u32, DeviceBuffer<Scalar>)>; 2],
+    scales: HashMap<(u32, ScaleKind), ScaleTables>,
+    /// Per log n: (g^n - 1)^-1, the inverse of the vanishing polynomial on the coset.
+    z_inv: HashMap<u32, DeviceBuffer<Scalar>>,
+}
+
+/// NTTs on one GPU, with their tables cached.
+#[derive(Debug)]
+pub struct Ntt {
+    gpu: Gpu,
+    pass_dif: CudaFunction,
+    pass_dit: CudaFunction,
+    bit_reverse: CudaFunction,
+    fill_table: CudaFunction,
+    h_pointwise: CudaFunction,
+    tables: Mutex<Tables>,
+}
+
+/// Threads per block of the element-wise kernels.
+const ELEMENTWISE_BLOCK: u32 = 256;
+
+impl Ntt {
+    /// Loads the NTT kernels on `gpu`. Tables are built on first use.
+    pub fn new(gpu: &Gpu) -> Result<Ntt> {
+        Ok(Ntt {
+            gpu: gpu.clone(),
+            pass_dif: gpu.function("ntt_pass_dif")?,
+            pass_dit: gpu.function("ntt_pass_dit")?,
+            bit_reverse: gpu.function("ntt_bit_reverse")?,
+            fill_table: gpu.function("ntt_fill_table")?,
+            h_pointwise: gpu.function("ntt_h_pointwise")?,
+            tables: Mutex::new(Tables::default()),
+        })
+    }
+
+    /// The GPU it runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Builds the tables a transform of size `n` with `cfg` needs, so that later calls only launch kernels
+    /// (benchmarks call this before timing).
+    pub fn prepare(&self, n: usize, cfg: NttConfig) -> Result<()> {
+        let log_n = checked_log_n(n)?;
+        if log_n == 0 {
+            return Ok(());
+        }
+        let mut tables = self.lock();
+        self.twiddles(&mut tables, log_n, cfg.direction)?;
+        if let Some(kind) = scale_kind(cfg) {
+            self.scale_tables(&mut tables, log_n, kind)?;
+        }
+        Ok(())
+    }
+
+    /// Transforms `data` in place: `data.len() / n` transforms of size `n` back to back. Queued on the
+    /// compute stream; returns without waiting (a download or [`Gpu::synchronize`] waits).
+    pub fn run(&self, data: &mut DeviceBuffer<Scalar>, n: usize, cfg: NttConfig) -> Result<()> {
+        let (log_n, batch) = check_shape(data.len(), n)?;
+        let span = tracing::debug_span!("zkgpu.ntt", log_n, batch, cfg = %cfg.name());
+        let _entered = span.enter();
+        if log_n == 0 {
+            // A size-1 transform is the identity in every configuration (n^-1 = g^0 = 1).
+            return Ok(());
+        }
+        let mut tables = self.lock();
+        // Every table first, so an allocation failure leaves `data` untouched.
+        self.twiddles(&mut tables, log_n, cfg.direction)?;
+        if let Some(kind) = scale_kind(cfg) {
+            self.scale_tables(&mut tables, log_n, kind)?;
+        }
+        let log_table = tables.twiddles[direction_slot(cfg.direction)].as_ref().map_or(log_n, |t| t.0);
+        for step in schedule(log_n, batch, cfg, log_table) {
+            self.launch_step(&tables, data, log_n, &step)?;
+        }
+        Ok(())
+    }
+
+    /// Transforms a host slice (pinned or pageable): upload, [`Ntt::run`], download into `data`. On error
+    /// `data` is unchanged.
+    pub fn run_host(&self, data: &mut [Scalar], n: usize, cfg: NttConfig) -> Result<()> {
+        check_shape(data.len(), n)?;
+        let mut buf = self.gpu.upload(data)?;
+        self.run(&mut buf, n, cfg)?;
+        self.gpu.download_into(&buf, data)
+    }
+
+    /// Groth16's quotient: given the evaluations `a`, `b`, `c` of A, B, C on the domain H (natural order, one
+    /// size n = len), leaves in `a` the coefficients (natural order) of `h = (A B - C) / Z` with
+    /// `Z = X^n - 1`, computed on the coset g*H. `b` and `c` are overwritten with their coset evaluations
+    /// (natural order). Passes: 3 x (inverse DIF + coset DIT, n^-1 folded into the coset
+    /// powers), one pointwise kernel, one coset inverse DIF and one permutation.
+    pub fn groth16_h(
+        &self,
+        a: &mut DeviceBuffer<Scalar>,
+        b: &mut DeviceBuffer<Scalar>,
+        c: &mut DeviceBuffer<Scalar>,
+    ) -> Result<()> {
+        let n = a.len();
+        if b.len() != n || c.len() != n {
+            return Err(Error::NttBatchShape { len: if b.len() != n { b.len() } else { c.len() }, n });
+        }
+        let log_n = checked_log_n(n)?;
+        let mut tables = self.lock();
+        self.twiddles(&mut tables, log_n, Direction::Forward)?;
+        self.twiddles(&mut tables, log_n, Direction::Inverse)?;
+        if log_n > 0 {
+            self.scale_tables(&mut tables, log_n, ScaleKind::InverseThenCoset)?;
+            self.scale_tables(&mut tables, log_n, ScaleKind::CosetInverse)?;
+        }
+        if !tables.z_inv.contains_key(&log_n) {
+            let z = coset_generator().pow_vartime([n as u64]) - Scalar::ONE;
+            let z_inv = z.invert().unwrap_or(Scalar::ZERO);
+            let buf = self.gpu.upload(&[z_inv])?;
+            tables.z_inv.insert(log_n, buf);
+        }
+        if log_n > 0 {
+            let log_fwd = tables.twiddles[0].as_ref().map_or(log_n, |t| t.0);
+            let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
+            let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, None);
+            steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_fwd, Some(ScaleKind::InverseThenCoset)));
+            for v in [&mut *a, &mut *b, &mut *c] {
+                for step in &steps {
+                    self.launch_step(&tables, v, log_n, step)?;
+                }
+            }
+        }
+        let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
+        let count = n as u64;
+        let mut launch = self.gpu.stream().launch_builder(&self.h_pointwise);
+        launch.arg(a.raw_mut()).arg(b.raw()).arg(c.raw()).arg(z_inv.raw()).arg(&count);
+        // SAFETY: ntt_h_pointwise reads a, b, c (n elements each, distinct buffers) and z (one element) and
+        // writes a; grid-stride loop bounded by count = n.
+        unsafe { launch.launch(self.elementwise_config(n)) }?;
+        if log_n > 0 {
+            let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
+            let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse));
+            steps.push(Step::Permute);
+            for step in &steps {
+                self.launch_step(&tables, a, log_n, step)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tables> {
+        // The tables are a cache whose entries are inserted only once complete: a panic elsewhere while the
+        // lock was held leaves nothing half-built, so a poisoned lock is still usable.
+        self.tables.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Grid-stride launch for the element-wise kernels.
+    fn elementwise_config(&self, count: usize) -> LaunchConfig {
+        let max_blocks = (self.gpu.info().sm_count as usize).max(1) * 16;
+        let blocks = count.div_ceil(ELEMENTWISE_BLOCK as usize).clamp(1, max_blocks) as u32;
+        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (ELEMENTWISE_BLOCK, 1, 1), shared_mem_bytes: 0 }
+    }
+
+    /// In-place bit-reversal of every size-2^log_n transform in `data`.
+    fn permute(&self, data: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
+        let total = data.len() as u64;
+        let cfg = self.elementwise_config(data.len());
+        let mut launch = self.gpu.stream().launch_builder(&self.bit_reverse);
+        launch.arg(data.raw_mut()).arg(&log_n).arg(&total);
+        // SAFETY: ntt_bit_reverse swaps pairs within each 2^log_n chunk of `data` (total elements, a multiple
+        // of 2^log_n, checked by check_shape); each pair is owned by one thread.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Queues one step of a schedule on the compute stream.
+    fn launch_step(&self, tables: &Tables, data: &mut DeviceBuffer<Scalar>, log_n: u32, step: &Step) -> Result<()> {
+        let (params, dit, direction, kind) = match step {
+            Step::Permute => return self.permute(data, log_n),
+            Step::Pass { params, dit, direction, scale } => (params, *dit, *direction, *scale),
+        };
+        let missing = || Error::InvalidLaunch(format!("NTT table for 2^{log_n} was not prepared"));
+        let (log_table, twiddles) = tables.twiddles[direction_slot(direction)].as_ref().ok_or_else(missing)?;
+        let (lo, hi) = match kind {
+            Some(k) => {
+                let t = tables.scales.get(&(log_n, k)).ok_or_else(missing)?;
+                if t.lo_bits != params.scale.lo_bits || t.mode != params.scale.mode {
+                    return Err(missing());
+                }
+                (t.lo.raw(), t.hi.raw())
+            }
+            None => (twiddles.raw(), twiddles.raw()),
+        };
+        if !params.is_valid() || params.log_table != *log_table {
+            return Err(Error::InvalidLaunch(format!("NTT pass geometry {params:?}")));
+        }
+        let tiles = data.len() >> params.log_tile();
+        let grid = u32::try_from(tiles).map_err(|_| Error::InvalidLaunch(format!("{tiles} NTT tiles")))?;
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (params.threads(), 1, 1),
+            shared_mem_bytes: (zkgpu_kernels::ntt::ELEMENT_BYTES << params.log_tile()) as u32,
+        };
+        let [w0, w1] = params.encode();
+        let function = if dit { &self.pass_dit } else { &self.pass_dif };
+        let mut launch = self.gpu.stream().launch_builder(function);
+        launch.arg(data.raw_mut()).arg(twiddles.raw()).arg(lo).arg(hi).arg(&w0).arg(&w1);
+        // SAFETY: the grid has one block per tile of 2^log_tile elements (data.len() is a multiple: the plan
+        // divides batch * n), threads() threads and 32 bytes of shared memory per element. The twiddle table
+        // holds 2^(log_table-1) >= n/2 entries; the scale tables match the pass's mode and lo_bits and hold
+        // 2^lo_bits and n >> lo_bits entries (one each when constant). Tables and data are distinct buffers.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// The twiddle table for `direction`, at least 2^log_n in size (rebuilt larger when needed).
+    fn twiddles(&self, tables: &mut Tables, log_n: u32, direction: Direction) -> Result<()> {
+        let slot = direction_slot(direction);
+        if matches!(&tables.twiddles[slot], Some((log_table, _)) if *log_table >= log_n) {
+            return Ok(());
+        }
+        let log_table = log_n.max(1);
+        let v = twiddle_factors(log_table, direction);
+        let table = self.fill(&v.lo, &v.hi, v.lo_bits, 1 << (log_table - 1))?;
+        tables.twiddles[slot] = Some((log_table, table));
+        Ok(())
+    }
+
+    fn scale_tables(&self, tables: &mut Tables, log_n: u32, kind: ScaleKind) -> Result<()> {
+        if tables.scales.contains_key(&(log_n, kind)) {
+            return Ok(());
+        }
+        let v = scale_values(log_n, kind);
+        let entry = ScaleTables { lo: self.gpu.upload(&v.lo)?, hi: self.gpu.upload(&v.hi)?, lo_bits: v.lo_bits, mode: v.mode };
+        tables.scales.insert((log_n, kind), entry);
+        Ok(())
+    }
+
+    /// A device table `out[e] = hi[e >> lo_bits] * lo[e mod 2^lo_bits]`, e < count.
+    fn fill(&self, lo: &[Scalar], hi: &[Scalar], lo_bits: u32, count: usize) -> Result<DeviceBuffer<Scalar>> {
+        let lo_dev = self.gpu.upload(lo)?;
+        let hi_dev = self.gpu.upload(hi)?;
+        let mut out = self.gpu.alloc_zeroed::<Scalar>(count)?;
+        let count64 = count as u64;
+        let mut launch = self.gpu.stream().launch_builder(&self.fill_table);
+        launch.arg(out.raw_mut()).arg(lo_dev.raw()).arg(hi_dev.raw()).arg(&lo_bits).arg(&count64);
+        // SAFETY: ntt_fill_table writes out[e] for e < count and reads lo[e mod 2^lo_bits] (lo has 2^lo_bits
+        // entries) and hi[e >> lo_bits] (hi has count >> lo_bits entries, callers make count a multiple).
+        unsafe { launch.launch(self.elementwise_config(count)) }?;
+        Ok(out)
+    }
+}
+
+/// One step of a transform's schedule (public for the CPU emulation in the tests).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// In-place bit-reversal of each transform.
+    Permute,
+    /// One kernel pass.
+    Pass { params: PassParams, dit: bool, direction: Direction, scale: Option<ScaleKind> },
+}
+
+/// The passes of one DIF or DIT sweep, with `kind`'s scaling folded into the first (on load) or last pass.
+#[doc(hidden)]
+pub fn sweep(log_n: u32, batch: usize, sweep: Sweep, direction: Direction, log_table: u32, kind: Option<ScaleKind>) -> Vec<Step> {
+    let scale = match kind {
+        Some(k) => {
+            let v = scale_layout(log_n, k);
+            let on_load = matches!(k, ScaleKind::CosetForward | ScaleKind::InverseThenCoset);
+            // The input of a DIF sweep and the output of a DIT sweep are in natural order, the others bit-reversed.
+            let natural_there = (sweep == Sweep::Dif) == on_load;
+            Scale { mode: v.0, on_load, bit_reversed: !natural_there, lo_bits: v.1 }
+        }
+        None => Scale::NONE,
+    };
+    let dit = sweep == Sweep::Dit;
+    plan::passes(log_n, batch as u64, dit, log_table, scale)
+        .into_iter()
+        .map(|params| Step::Pass { params, dit, direction, scale: kind })
+        .collect()
+}
+
+/// The steps of one transform (log_n >= 1) over `batch` transforms, twiddles from a 2^log_table table.
+#[doc(hidden)]
+pub fn schedule(log_n: u32, batch: usize, cfg: NttConfig, log_table: u32) -> Vec<Step> {
+    let (sw, permute_before, permute_after) = match (cfg.input, cfg.output) {
+        (Order::Natural, Order::BitReversed) => (Sweep::Dif, false, false),
+        (Order::BitReversed, Order::Natural) => (Sweep::Dit, false, false),
+        (Order::Natural, Order::Natural) => (Sweep::Dif, false, true),
+        (Order::BitReversed, Order::BitReversed) => (Sweep::Dif, true, false),
+    };
+    let mut steps = Vec::new();
+    if permute_before {
+        steps.push(Step::Permute);
+    }
+    steps.extend(sweep(log_n, batch, sw, cfg.direction, log_table, scale_kind(cfg)));
+    if permute_after {
+        steps.push(Step::Permute);
+    }
+    steps
+}
+
+/// Host values of a scale table.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct TableValues {
+    pub lo: Vec<Scalar>,
+    pub hi: Vec<Scalar>,
+    pub lo_bits: u32,
+    pub mode: ScaleMode,
+}
+
+/// (mode, lo_bits) of the scale table for `kind` at size 2^log_n.
+fn scale_layout(log_n: u32, kind: ScaleKind) -> (ScaleMode, u32) {
+    match kind {
+        ScaleKind::InverseN => (ScaleMode::Constant, 0),
+        _ => (ScaleMode::Powers, log_n.div_ceil(2)),
+    }
+}
+
+/// The scale table for `kind` at size 2^log_n: factor(i) = lo[i mod 2^lo_bits] * hi[i >> lo_bits].
+#[doc(hidden)]
+pub fn scale_values(log_n: u32, kind: ScaleKind) -> TableValues {
+    let n_inv = Scalar::from(1u64 << log_n).invert().unwrap_or(Scalar::ONE);
+    let g = coset_generator();
+    let g_inv = g.invert().unwrap_or(Scalar::ONE);
+    let (mode, lo_bits) = scale_layout(log_n, kind);
+    let (constant, base) = match kind {
+        ScaleKind::InverseN => return TableValues { lo: vec![n_inv], hi: vec![Scalar::ONE], lo_bits, mode },
+        ScaleKind::CosetForward => (Scalar::ONE, g),
+        ScaleKind::CosetInverse => (n_inv, g_inv),
+        ScaleKind::InverseThenCoset => (n_inv, g),
+    };
+    let lo = powers(base, 1 << lo_bits).into_iter().map(|x| x * constant).collect();
+    let hi = powers(base.pow_vartime([1u64 << lo_bits]), 1 << (log_n - lo_bits));
+    TableValues { lo, hi, lo_bits, mode }
+}
+
+/// The factors of the twiddle table of size 2^log_table (log_table >= 1): entry e < 2^(log_table-1) is
+/// `w^e = hi[e >> lo_bits] * lo[e mod 2^lo_bits]`, w = w_N or its inverse.
+#[doc(hidden)]
+pub fn twiddle_factors(log_table: u32, direction: Direction) -> TableValues {
+    let w = root_of_unity(log_table);
+    let w = if direction == Direction::Inverse { w.invert().unwrap_or(Scalar::ONE) } else { w };
+    let count_log = log_table.saturating_sub(1);
+    let lo_bits = count_log.div_ceil(2);
+    let lo = powers(w, 1 << lo_bits);
+    let hi = powers(w.pow_vartime([1u64 << lo_bits]), 1 << (count_log - lo_bits));
+    TableValues { lo, hi, lo_bits, mode: ScaleMode::Powers }
+}
+
+fn direction_slot(direction: Direction) -> usize {
+    match direction {
+        Direction::Forward => 0,
+        Direction::Inverse => 1,
+    }
+}
+
+/// The scaling a configuration needs.
+fn scale_kind(cfg: NttConfig) -> Option<ScaleKind> {
+    match (cfg.direction, cfg.coset) {
+        (Direction::Forward, false) => None,
+        (Direction::Forward, true) => Some(ScaleKind::CosetForward),
+        (Direction::Inverse, false) => Some(ScaleKind::InverseN),
+        (Direction::Inverse, true) => Some(ScaleKind::CosetInverse),
+    }
+}
+
+impl std::fmt::Display for NttConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
