@@ -1,0 +1,215 @@
+//! NTT tests that run without a GPU:
+//! - the CPU reference (`zkgpu::ntt_cpu`) against the O(n^2) definition, every configuration;
+//! - the GPU algorithm emulated on the CPU: the exact schedule `Ntt::run` launches (`zkgpu::ntt::schedule`),
+//!   each pass run tile by tile with the kernels' own index arithmetic and the kernels' Fr (host build), on the
+//!   same twiddle and scale tables; compared with the reference for every configuration, sizes 2^0..2^13,
+//!   batches, and twiddle tables larger than the transform;
+//! - shape validation (typed errors).
+mod common;
+
+use blstrs::Scalar;
+use ff::Field;
+use rand_core::RngCore;
+use zkgpu::ntt::{self, Direction, NttConfig, Order, Step};
+use zkgpu::ntt_cpu;
+use zkgpu::Error;
+use zkgpu_kernels::field::Fr;
+use zkgpu_kernels::ntt::plan::{emulate_bit_reverse, emulate_pass};
+
+fn random_scalars(rng: &mut impl RngCore, n: usize) -> Vec<Scalar> {
+    (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+}
+
+fn to_fr(s: &[Scalar]) -> Vec<Fr> {
+    // SAFETY: Scalar and Fr are both 32 bytes of Montgomery-form limbs, bit-identical (tests/layout.rs).
+    s.iter().map(|x| unsafe { std::mem::transmute::<Scalar, Fr>(*x) }).collect()
+}
+
+fn to_scalar(f: &[Fr]) -> Vec<Scalar> {
+    // SAFETY: as in to_fr.
+    f.iter().map(|x| unsafe { std::mem::transmute::<Fr, Scalar>(*x) }).collect()
+}
+
+/// Expands a factor table to all its entries: e -> hi[e >> lo_bits] * lo[e mod 2^lo_bits].
+fn expand(v: &ntt::TableValues, count: usize) -> Vec<Scalar> {
+    (0..count).map(|e| v.hi[e >> v.lo_bits] * v.lo[e & ((1 << v.lo_bits) - 1)]).collect()
+}
+
+/// Runs `steps` on the CPU as the GPU would (same passes, tiles, twiddle and scale tables).
+fn emulate(data: &mut [Scalar], log_n: u32, steps: &[Step]) {
+    let mut work = to_fr(data);
+    for step in steps {
+        match step {
+            Step::Permute => emulate_bit_reverse(&mut work, log_n),
+            Step::Pass { params, dit, direction, scale } => {
+                let count = 1usize << (params.log_table - 1);
+                let twiddles = to_fr(&expand(&ntt::twiddle_factors(params.log_table, *direction), count));
+                let (lo, hi) = match scale {
+                    Some(kind) => {
+                        let v = ntt::scale_values(log_n, *kind);
+                        (to_fr(&v.lo), to_fr(&v.hi))
+                    }
+                    None => (Vec::new(), Vec::new()),
+                };
+                emulate_pass(&mut work, params, *dit, &twiddles, &lo, &hi);
+            }
+        }
+    }
+    data.copy_from_slice(&to_scalar(&work));
+}
+
+#[test]
+fn reference_matches_the_definition_in_every_configuration() {
+    let mut rng = common::seeded_rng("reference_matches_the_definition_in_every_configuration");
+    for log_n in 0..=7 {
+        let input = random_scalars(&mut rng, 1 << log_n);
+        for cfg in NttConfig::all() {
+            let mut fast = input.clone();
+            ntt_cpu::ntt(&mut fast, cfg).unwrap();
+            assert_eq!(fast, ntt_cpu::dft_naive(&input, cfg).unwrap(), "{cfg} 2^{log_n}");
+        }
+    }
+    // 2^10 for the two plain directions (the naive DFT is O(n^2)).
+    let input = random_scalars(&mut rng, 1 << 10);
+    for cfg in [NttConfig::forward(), NttConfig::inverse().coset()] {
+        let mut fast = input.clone();
+        ntt_cpu::ntt(&mut fast, cfg).unwrap();
+        assert_eq!(fast, ntt_cpu::dft_naive(&input, cfg).unwrap(), "{cfg} 2^10");
+    }
+}
+
+#[test]
+fn reference_known_values() {
+    // The transform of a delta at 0 is all ones; of all ones, n at 0 and zero elsewhere.
+    let n = 16;
+    let mut delta = vec![Scalar::ZERO; n];
+    delta[0] = Scalar::ONE;
+    ntt_cpu::ntt(&mut delta, NttConfig::forward()).unwrap();
+    assert!(delta.iter().all(|x| *x == Scalar::ONE));
+    let mut ones = vec![Scalar::ONE; n];
+    ntt_cpu::ntt(&mut ones, NttConfig::forward()).unwrap();
+    assert_eq!(ones[0], Scalar::from(n as u64));
+    assert!(ones[1..].iter().all(|x| x.is_zero_vartime()));
+    // The roots are primitive.
+    for log_n in 1..=32 {
+        let w = ntt_cpu::root_of_unity(log_n);
+        assert_eq!(w.pow_vartime([1u64 << log_n]), Scalar::ONE);
+        assert_ne!(w.pow_vartime([1u64 << (log_n - 1)]), Scalar::ONE);
+    }
+    assert_eq!(ntt_cpu::coset_generator(), Scalar::from(7u64));
+}
+
+#[test]
+fn reference_round_trips() {
+    let mut rng = common::seeded_rng("reference_round_trips");
+    let input = random_scalars(&mut rng, 1 << 12);
+    for coset in [false, true] {
+        let fwd = NttConfig { direction: Direction::Forward, coset, input: Order::Natural, output: Order::BitReversed };
+        let inv = NttConfig { direction: Direction::Inverse, coset, input: Order::BitReversed, output: Order::Natural };
+        let mut x = input.clone();
+        ntt_cpu::ntt(&mut x, fwd).unwrap();
+        assert_ne!(x, input);
+        ntt_cpu::ntt(&mut x, inv).unwrap();
+        assert_eq!(x, input, "coset {coset}");
+    }
+}
+
+#[test]
+fn output_at_matches_the_full_transform() {
+    let mut rng = common::seeded_rng("output_at_matches_the_full_transform");
+    let input = random_scalars(&mut rng, 1 << 12);
+    for cfg in NttConfig::all() {
+        let mut full = input.clone();
+        ntt_cpu::ntt(&mut full, cfg).unwrap();
+        for k in [0usize, 1, 77, 4095] {
+            let pos = if cfg.output == Order::BitReversed { ntt_cpu::bit_reverse_index(k, 12) } else { k };
+            assert_eq!(ntt_cpu::output_at(&input, cfg, k).unwrap(), full[pos], "{cfg} k={k}");
+        }
+    }
+}
+
+#[test]
+fn emulated_gpu_schedule_matches_the_reference() {
+    let mut rng = common::seeded_rng("emulated_gpu_schedule_matches_the_reference");
+    for log_n in 1..=13u32 {
+        let n = 1usize << log_n;
+        // Batch 3 (odd: tiles cannot span transforms) at small sizes, and a table larger than the transform.
+        let batch = if log_n <= 8 { 3 } else { 1 };
+        let log_table = if log_n % 3 == 0 { log_n + 2 } else { log_n };
+        let input = random_scalars(&mut rng, n * batch);
+        for cfg in NttConfig::all() {
+            if log_n > 10 && cfg.coset && cfg.input != cfg.output {
+                continue; // keep the largest sizes quick: the other configurations cover every step kind
+            }
+            let mut expected = input.clone();
+            ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
+            let mut got = input.clone();
+            emulate(&mut got, log_n, &ntt::schedule(log_n, batch, cfg, log_table));
+            assert!(got == expected, "{cfg} 2^{log_n} x{batch} (table 2^{log_table})");
+        }
+    }
+}
+
+#[test]
+fn emulated_schedule_of_a_large_transform() {
+    // 2^16: three passes (6 + 5 + 5), lo and hi both non-trivial in every pass.
+    let mut rng = common::seeded_rng("emulated_schedule_of_a_large_transform");
+    let log_n = 16;
+    let input = random_scalars(&mut rng, 1 << log_n);
+    for cfg in [NttConfig::forward().orders(Order::Natural, Order::BitReversed), NttConfig::inverse().coset().orders(Order::BitReversed, Order::Natural)] {
+        let mut expected = input.clone();
+        ntt_cpu::ntt(&mut expected, cfg).unwrap();
+        let mut got = input.clone();
+        emulate(&mut got, log_n, &ntt::schedule(log_n, 1, cfg, log_n));
+        assert!(got == expected, "{cfg}");
+    }
+}
+
+#[test]
+fn groth16_h_sequence_emulated() {
+    // The pass sequence Ntt::groth16_h runs for one vector: unscaled inverse DIF, then a DIT whose load
+    // multiplies by n^-1 g^i, equals the coset forward of the inverse.
+    let mut rng = common::seeded_rng("groth16_h_sequence_emulated");
+    for log_n in [1u32, 5, 11] {
+        let input = random_scalars(&mut rng, 1 << log_n);
+        let mut steps = ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, None);
+        steps.extend(ntt::sweep(log_n, 1, ntt::Sweep::Dit, Direction::Forward, log_n, Some(ntt::ScaleKind::InverseThenCoset)));
+        let mut got = input.clone();
+        emulate(&mut got, log_n, &steps);
+        let mut expected = input.clone();
+        ntt_cpu::ntt(&mut expected, NttConfig::inverse()).unwrap();
+        ntt_cpu::ntt(&mut expected, NttConfig::forward().coset()).unwrap();
+        assert!(got == expected, "2^{log_n}");
+    }
+}
+
+#[test]
+fn shapes_are_validated() {
+    assert!(matches!(ntt::checked_log_n(0), Err(Error::NttSize { n: 0 })));
+    assert!(matches!(ntt::checked_log_n(12), Err(Error::NttSize { n: 12 })));
+    assert_eq!(ntt::checked_log_n(1).unwrap(), 0);
+    assert_eq!(ntt::checked_log_n(1 << 20).unwrap(), 20);
+    assert!(matches!(
+        ntt::checked_log_n(1usize << (ntt::MAX_LOG_N + 1)),
+        Err(Error::NttTooLarge { log_n, .. }) if log_n == ntt::MAX_LOG_N + 1
+    ));
+    assert!(matches!(ntt::check_shape(0, 4), Err(Error::NttBatchShape { len: 0, n: 4 })));
+    assert!(matches!(ntt::check_shape(6, 4), Err(Error::NttBatchShape { len: 6, n: 4 })));
+    assert_eq!(ntt::check_shape(12, 4).unwrap(), (2, 3));
+    // The CPU reference reports the same errors and leaves its input alone.
+    let mut v = vec![Scalar::ONE; 3];
+    assert!(matches!(ntt_cpu::ntt(&mut v, NttConfig::forward()), Err(Error::NttSize { n: 3 })));
+    assert_eq!(v, vec![Scalar::ONE; 3]);
+}
+
+#[test]
+fn config_names_round_trip() {
+    let all = NttConfig::all();
+    assert_eq!(all.len(), 16);
+    for cfg in &all {
+        assert_eq!(NttConfig::from_name(&cfg.name()), Some(*cfg));
+    }
+    assert_eq!(NttConfig::forward().orders(Order::Natural, Order::BitReversed).name(), "fwd_nr");
+    assert_eq!(NttConfig::inverse().coset().orders(Order::BitReversed, Order::BitReversed).name(), "coset_inv_rr");
+    assert_eq!(NttConfig::from_name("fwd_xx"), None);
+}
