@@ -1,0 +1,249 @@
+//! NTT on the GPU against the CPU reference (`zkgpu::ntt_cpu`): every configuration (direction, coset, four
+//! orderings) at every size 2^0..2^20, batches, round trips, host-slice API (pageable and pinned), the Groth16
+//! quotient sequence, typed errors with buffers left unchanged, and 16 outputs of 2^24 and 2^27 transforms
+//! checked against the direct sum. Run with `cargo xtask test --gpu`; without a GPU these tests fail.
+mod common;
+
+use blstrs::Scalar;
+use ff::Field;
+use rand_core::RngCore;
+use zkgpu::ntt::{Direction, NttConfig, Order};
+use zkgpu::{Error, Ntt, PinnedMode, ntt_cpu};
+
+fn random_scalars(rng: &mut impl RngCore, n: usize) -> Vec<Scalar> {
+    (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+}
+
+/// Random values without the per-element cost of `Scalar::random` (for 2^24+): x_i = s * t^i.
+fn geometric_scalars(rng: &mut impl RngCore, n: usize) -> Vec<Scalar> {
+    let (s, t) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
+    let mut out = Vec::with_capacity(n);
+    let mut x = s;
+    for _ in 0..n {
+        out.push(x);
+        x *= t;
+    }
+    out
+}
+
+fn ntt_on_gpu(ntt: &Ntt, input: &[Scalar], n: usize, cfg: NttConfig) -> Vec<Scalar> {
+    let gpu = ntt.gpu();
+    let mut buf = gpu.upload(input).unwrap();
+    ntt.run(&mut buf, n, cfg).unwrap_or_else(|e| panic!("{cfg} n={n}: {e}"));
+    gpu.download(&buf).unwrap()
+}
+
+fn first_mismatch(got: &[Scalar], expected: &[Scalar]) -> Option<usize> {
+    got.iter().zip(expected).position(|(a, b)| a != b)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_configuration_every_size_up_to_2_20() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("every_configuration_every_size_up_to_2_20");
+    // Largest first: the cached twiddle tables are then larger than most transforms (strided use).
+    for log_n in (0..=20u32).rev() {
+        let n = 1usize << log_n;
+        let input = random_scalars(&mut rng, n);
+        for cfg in NttConfig::all() {
+            let mut expected = input.clone();
+            ntt_cpu::ntt(&mut expected, cfg).unwrap();
+            let got = ntt_on_gpu(&ntt, &input, n, cfg);
+            if let Some(i) = first_mismatch(&got, &expected) {
+                panic!("{cfg} 2^{log_n}: first wrong output at {i}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn fresh_tables_in_ascending_sizes() {
+    // A new Ntt per size class: tables built for exactly that size, then grown.
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("fresh_tables_in_ascending_sizes");
+    for log_n in [1u32, 2, 9, 10, 11, 17, 21] {
+        let n = 1usize << log_n;
+        let input = random_scalars(&mut rng, n);
+        for cfg in [NttConfig::forward(), NttConfig::inverse().coset().orders(Order::BitReversed, Order::Natural)] {
+            let mut expected = input.clone();
+            ntt_cpu::ntt(&mut expected, cfg).unwrap();
+            assert!(ntt_on_gpu(&ntt, &input, n, cfg) == expected, "{cfg} 2^{log_n}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batches() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("batches");
+    for (log_n, batch) in [(0u32, 7usize), (1, 5), (3, 1000), (4, 64), (10, 5), (11, 3), (13, 6), (16, 4)] {
+        let n = 1usize << log_n;
+        let input = random_scalars(&mut rng, n * batch);
+        for cfg in NttConfig::all() {
+            let mut expected = input.clone();
+            ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
+            let got = ntt_on_gpu(&ntt, &input, n, cfg);
+            if let Some(i) = first_mismatch(&got, &expected) {
+                panic!("{cfg} 2^{log_n} x{batch}: first wrong output at {i}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn round_trips_at_2_22() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("round_trips_at_2_22");
+    let n = 1 << 22;
+    let input = geometric_scalars(&mut rng, n);
+    for coset in [false, true] {
+        for (fwd_orders, inv_orders) in [
+            ((Order::Natural, Order::BitReversed), (Order::BitReversed, Order::Natural)),
+            ((Order::Natural, Order::Natural), (Order::Natural, Order::Natural)),
+            ((Order::BitReversed, Order::BitReversed), (Order::BitReversed, Order::BitReversed)),
+        ] {
+            let fwd = NttConfig { direction: Direction::Forward, coset, input: fwd_orders.0, output: fwd_orders.1 };
+            let inv = NttConfig { direction: Direction::Inverse, coset, input: inv_orders.0, output: inv_orders.1 };
+            let mut buf = gpu.upload(&input).unwrap();
+            ntt.run(&mut buf, n, fwd).unwrap();
+            let mid = gpu.download(&buf).unwrap();
+            assert_ne!(mid[..16], input[..16], "{fwd} changed nothing");
+            ntt.run(&mut buf, n, inv).unwrap();
+            let back = gpu.download(&buf).unwrap();
+            assert!(back == input, "{fwd} then {inv} is not the identity");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn host_slices_pageable_and_pinned() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("host_slices_pageable_and_pinned");
+    let n = 1 << 14;
+    let input = random_scalars(&mut rng, 2 * n);
+    let cfg = NttConfig::forward().coset().orders(Order::Natural, Order::BitReversed);
+    let mut expected = input.clone();
+    ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
+
+    let mut pageable = input.clone();
+    ntt.run_host(&mut pageable, n, cfg).unwrap();
+    assert!(pageable == expected);
+
+    let mut pinned = gpu.pin_slice(&input, PinnedMode::ReadBack).unwrap();
+    ntt.run_host(&mut pinned, n, cfg).unwrap();
+    assert!(pinned[..] == expected[..]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_shapes_are_typed_errors_and_leave_buffers_unchanged() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("bad_shapes_are_typed_errors_and_leave_buffers_unchanged");
+    let input = random_scalars(&mut rng, 24);
+    let mut buf = gpu.upload(&input).unwrap();
+    assert!(matches!(ntt.run(&mut buf, 24, NttConfig::forward()), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.run(&mut buf, 0, NttConfig::forward()), Err(Error::NttSize { n: 0 })));
+    assert!(matches!(ntt.run(&mut buf, 16, NttConfig::forward()), Err(Error::NttBatchShape { len: 24, n: 16 })));
+    assert!(matches!(ntt.run(&mut buf, 32, NttConfig::inverse()), Err(Error::NttBatchShape { len: 24, n: 32 })));
+    assert!(matches!(
+        ntt.run(&mut buf, 1usize << 40, NttConfig::forward()),
+        Err(Error::NttTooLarge { log_n: 40, .. })
+    ));
+    assert_eq!(gpu.download(&buf).unwrap(), input);
+
+    let mut host = input.clone();
+    assert!(matches!(ntt.run_host(&mut host, 5, NttConfig::forward()), Err(Error::NttSize { n: 5 })));
+    assert!(matches!(ntt.run_host(&mut host[..20], 8, NttConfig::forward()), Err(Error::NttBatchShape { .. })));
+    assert_eq!(host, input);
+
+    let mut empty = gpu.alloc_zeroed::<Scalar>(0).unwrap();
+    assert!(matches!(ntt.run(&mut empty, 1, NttConfig::forward()), Err(Error::NttBatchShape { len: 0, n: 1 })));
+
+    // Groth16 inputs of unequal lengths.
+    let mut a = gpu.upload(&input[..16]).unwrap();
+    let mut b = gpu.upload(&input[..16]).unwrap();
+    let mut c = gpu.upload(&input[..8]).unwrap();
+    assert!(matches!(ntt.groth16_h(&mut a, &mut b, &mut c), Err(Error::NttBatchShape { len: 8, n: 16 })));
+    assert_eq!(gpu.download(&a).unwrap(), input[..16].to_vec());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn groth16_h_matches_the_reference() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("groth16_h_matches_the_reference");
+    for log_n in [0u32, 1, 4, 10, 15, 20] {
+        let n = 1usize << log_n;
+        let (a, b, c) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n), random_scalars(&mut rng, n));
+        // Reference: coefficients, coset evaluations, (A B - C) / Z, coset interpolation.
+        let coset_evals = |v: &[Scalar]| {
+            let mut v = v.to_vec();
+            ntt_cpu::ntt(&mut v, NttConfig::inverse()).unwrap();
+            ntt_cpu::ntt(&mut v, NttConfig::forward().coset()).unwrap();
+            v
+        };
+        let (ea, eb, ec) = (coset_evals(&a), coset_evals(&b), coset_evals(&c));
+        let z_inv = (ntt_cpu::coset_generator().pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
+        let mut expected: Vec<Scalar> = (0..n).map(|i| (ea[i] * eb[i] - ec[i]) * z_inv).collect();
+        ntt_cpu::ntt(&mut expected, NttConfig::inverse().coset()).unwrap();
+
+        let (mut da, mut db, mut dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
+        ntt.groth16_h(&mut da, &mut db, &mut dc).unwrap();
+        assert!(gpu.download(&da).unwrap() == expected, "h at 2^{log_n}");
+        assert!(gpu.download(&db).unwrap() == eb, "coset evaluations of b at 2^{log_n}");
+    }
+}
+
+/// 16 outputs of a large transform against the direct sum (O(n) each, in parallel threads).
+fn spot_check(log_n: u32, cfgs: &[NttConfig]) {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng(&format!("spot_check_2_{log_n}"));
+    let n = 1usize << log_n;
+    let input = geometric_scalars(&mut rng, n);
+    for &cfg in cfgs {
+        let got = ntt_on_gpu(&ntt, &input, n, cfg);
+        let mut ks: Vec<usize> = vec![0, 1, n / 2, n - 1];
+        ks.extend((0..12).map(|_| (rng.next_u64() as usize) & (n - 1)));
+        let expected: Vec<Scalar> = std::thread::scope(|s| {
+            let handles: Vec<_> =
+                ks.iter().map(|&k| { let input = &input; s.spawn(move || ntt_cpu::output_at(input, cfg, k).unwrap()) }).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (&k, e) in ks.iter().zip(&expected) {
+            let pos = if cfg.output == Order::BitReversed { ntt_cpu::bit_reverse_index(k, log_n) } else { k };
+            assert_eq!(got[pos], *e, "{cfg} 2^{log_n}: output {k}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn spot_check_2_24() {
+    spot_check(
+        24,
+        &[
+            NttConfig::forward().orders(Order::Natural, Order::BitReversed),
+            NttConfig::forward().coset(),
+            NttConfig::inverse().orders(Order::BitReversed, Order::Natural),
+        ],
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn spot_check_2_27() {
+    spot_check(27, &[NttConfig::forward().orders(Order::Natural, Order::BitReversed)]);
+}
