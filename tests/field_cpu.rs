@@ -105,3 +105,103 @@ fn constants_match_blstrs() {
     assert_eq!(Fq::MODULUS[0].wrapping_mul(Fq::INV), u32::MAX);
 }
 
+
+/// Limb helpers for the lazily reduced (< 2p) values of the `*_lazy` tuning variants.
+fn add_limbs<const N: usize>(a: &[u32; N], b: &[u32; N]) -> ([u32; N], u32) {
+    let mut out = [0u32; N];
+    let mut carry = 0u64;
+    for k in 0..N {
+        let s = a[k] as u64 + b[k] as u64 + carry;
+        out[k] = s as u32;
+        carry = s >> 32;
+    }
+    (out, carry as u32)
+}
+
+fn less_limbs<const N: usize>(a: &[u32; N], b: &[u32; N]) -> bool {
+    a.iter().rev().cmp(b.iter().rev()) == std::cmp::Ordering::Less
+}
+
+/// `x mod p` for `x < 2p`.
+fn reduce_once<const N: usize>(x: &[u32; N], p: &[u32; N]) -> [u32; N] {
+    if less_limbs(x, p) {
+        return *x;
+    }
+    let mut out = [0u32; N];
+    let mut borrow = 0i64;
+    for k in 0..N {
+        let d = x[k] as i64 - p[k] as i64 - borrow;
+        out[k] = d as u32;
+        borrow = (d < 0) as i64;
+    }
+    out
+}
+
+/// The Fr/Fq multiplication tuning variants (`MUL_CONSTINV`, `MUL_CONSTINV_LAZY`, `MUL_MODREG` texts, see
+/// kernels/NOTES.md "Fr tuning") run by the host interpreter against blstrs: edge cases x edge cases plus
+/// seeded random pairs; the lazy variant also with one input in [p, 2p) and as a 64-step chain.
+macro_rules! mul_variant_tests {
+    ($field:ident, $t:ty) => {
+        mod $field {
+            use super::*;
+            use zkgpu_kernels::field::$field::ptx;
+
+            fn inputs(test: &str) -> (Vec<$t>, Vec<$t>) {
+                let mut rng = common::seeded_rng(test);
+                let (a, b) = test_inputs::<$t>(&mut rng, RANDOM_PAIRS);
+                (a.iter().map(<$t>::from_ref).collect(), b.iter().map(<$t>::from_ref).collect())
+            }
+
+            #[test]
+            fn constinv_and_modreg_match_blstrs() {
+                let (a, b) = inputs(concat!(stringify!($field), "::variants::canonical"));
+                for (x, y) in a.iter().zip(&b) {
+                    let want = x.to_ref() * y.to_ref();
+                    let got = ptx::mul_constinv_emulated(&x.limbs(), &y.limbs()).unwrap();
+                    assert_eq!(<$t>::from_limbs(got).to_ref(), want, "constinv {x:?} * {y:?}");
+                    let got = ptx::mul_modreg_emulated(&x.limbs(), &y.limbs()).unwrap();
+                    assert_eq!(<$t>::from_limbs(got).to_ref(), want, "modreg {x:?} * {y:?}");
+                }
+            }
+
+            #[test]
+            fn constinv_lazy_is_below_2p_and_congruent() {
+                let p = <$t>::MODULUS;
+                let (mut two_p, carry) = add_limbs(&p, &p);
+                assert_eq!(carry, 0, "2p < 2^(32N) is what the lazy variant relies on");
+                let (a, b) = inputs(concat!(stringify!($field), "::variants::lazy"));
+                for (x, y) in a.iter().zip(&b) {
+                    let want = x.to_ref() * y.to_ref();
+                    // x as is and as x + p (the other representative below 2p), in both operand positions.
+                    let (x_high, c) = add_limbs(&x.limbs(), &p);
+                    assert_eq!(c, 0);
+                    for lhs in [x.limbs(), x_high] {
+                        for (u, v) in [(lhs, y.limbs()), (y.limbs(), lhs)] {
+                            let got = ptx::mul_constinv_lazy_emulated(&u, &v).unwrap();
+                            assert!(less_limbs(&got, &two_p), "lazy output {got:?} >= 2p for {u:?} * {v:?}");
+                            let canonical = <$t>::from_limbs(reduce_once(&got, &p));
+                            assert_eq!(canonical.to_ref(), want, "lazy {u:?} * {v:?}");
+                        }
+                    }
+                }
+                // A dependent chain as in bench_mul_*_constinv_lazy: acc stays < 2p, canonical at the end.
+                two_p = add_limbs(&p, &p).0;
+                for (x, y) in a.iter().zip(&b).take(64) {
+                    let (mut acc, mut want) = (x.limbs(), x.to_ref());
+                    for _ in 0..64 {
+                        acc = ptx::mul_constinv_lazy_emulated(&acc, &y.limbs()).unwrap();
+                        assert!(less_limbs(&acc, &two_p));
+                        want *= y.to_ref();
+                    }
+                    assert_eq!(<$t>::from_limbs(reduce_once(&acc, &p)).to_ref(), want);
+                }
+            }
+        }
+    };
+}
+
+mod mul_variants {
+    use super::*;
+    mul_variant_tests!(fr, Fr);
+    mul_variant_tests!(fq, Fq);
+}

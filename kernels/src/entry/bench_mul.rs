@@ -1,8 +1,23 @@
 //! Multiplication throughput kernels `bench_mul_{fq,fr}_{asm,portable}`: each thread runs a dependent chain of
 //! Montgomery multiplications, so the kernel time measures multiply latency hidden by occupancy, i.e. the
 //! IMAD throughput the arithmetic reaches. G mul/s = n * iters / seconds.
+//!
+//! Besides `asm` (the default `Field::mul`) and `portable`, Fr has tuning variants (see kernels/NOTES.md,
+//! "Fr tuning"): `constinv` (the reduction factor -r^-1 mod 2^32 = 2^32 - 1 read from the constant bank, so
+//! ptxas cannot rewrite m = -E[0] and split the m·r products), `constinv_lazy` (the same without the final
+//! subtraction inside the chain; canonical once at the end) and `modreg` (also the modulus limbs in registers).
 use crate::device::global_thread_index;
-use crate::field::{Field, Fq, Fr};
+use crate::field::{fr, Field, Fq, Fr};
+
+/// Fr's modulus, read with a volatile load so neither LLVM nor ptxas knows the values (opaque registers).
+static FR_MODULUS_OPAQUE: [u32; 8] = Fr::MODULUS;
+
+/// The Fr modulus in registers, loaded once per thread from memory.
+#[inline(always)]
+fn opaque_fr_modulus() -> [u32; 8] {
+    // SAFETY: reading an immutable static of plain integers.
+    unsafe { core::ptr::read_volatile(&FR_MODULUS_OPAQUE) }
+}
 
 macro_rules! bench_kernel {
     ($symbol:literal, $fn_name:ident, $t:ty, $mul:expr) => {
@@ -32,3 +47,47 @@ bench_kernel!("bench_mul_fq_asm", bench_mul_fq_asm, Fq, |a, b| a.mul(b));
 bench_kernel!("bench_mul_fq_portable", bench_mul_fq_portable, Fq, |a, b| a.mul_portable(b));
 bench_kernel!("bench_mul_fr_asm", bench_mul_fr_asm, Fr, |a, b| a.mul(b));
 bench_kernel!("bench_mul_fr_portable", bench_mul_fr_portable, Fr, |a, b| a.mul_portable(b));
+bench_kernel!("bench_mul_fr_constinv", bench_mul_fr_constinv, Fr, |a, b| {
+    Fr::from_limbs(fr::ptx::mul_constinv(&a.limbs(), &b.limbs()))
+});
+
+/// Kernel `bench_mul_fr_modreg`: as `bench_mul_fr_asm`, with the modulus in registers (`fr::ptx::mul_modreg`).
+///
+/// # Safety
+/// One thread per element; threads with `i >= n` return at once. `x` must be valid for `n` reads and writes,
+/// `y` for `n` reads; they must not overlap. Values must be canonical (< r).
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bench_mul_fr_modreg(x: *mut Fr, y: *const Fr, iters: u32, n: u32) {
+    let i = global_thread_index();
+    if i < n as usize {
+        let p = opaque_fr_modulus();
+        // SAFETY: i < n; the caller guarantees n valid elements and no overlap.
+        let (mut acc, factor) = unsafe { ((*x.add(i)).limbs(), (*y.add(i)).limbs()) };
+        for _ in 0..iters {
+            acc = fr::ptx::mul_modreg(&acc, &factor, &p);
+        }
+        // SAFETY: as above.
+        unsafe { *x.add(i) = Fr::from_limbs(acc) };
+    }
+}
+
+/// Kernel `bench_mul_fr_constinv_lazy`: as `bench_mul_fr_constinv` without the final subtraction in the chain
+/// (acc stays < 2r because the factor is < r and 2r < 2^256), made canonical once after the loop (`acc + 0`).
+///
+/// # Safety
+/// As `bench_mul_fr_modreg`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bench_mul_fr_constinv_lazy(x: *mut Fr, y: *const Fr, iters: u32, n: u32) {
+    let i = global_thread_index();
+    if i < n as usize {
+        // SAFETY: i < n; the caller guarantees n valid elements and no overlap.
+        let (mut acc, factor) = unsafe { ((*x.add(i)).limbs(), (*y.add(i)).limbs()) };
+        for _ in 0..iters {
+            acc = fr::ptx::mul_constinv_lazy(&acc, &factor);
+        }
+        // acc < 2r: the addition's one conditional subtraction makes it canonical.
+        let acc = Fr::from_limbs(acc).add(&Fr::ZERO);
+        // SAFETY: as above.
+        unsafe { *x.add(i) = acc };
+    }
+}

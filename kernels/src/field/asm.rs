@@ -47,6 +47,7 @@ macro_rules! limb_tables_8 {
             limbs: [0 1 2 3 4 5 6 7],
             b_ops: [8 9 10 11 12 13 14 15],
             r_ops: [16 17 18 19 20 21 22 23],
+            p_ops: [24 25 26 27 28 29 30 31],
             pairs: [(0 1) (2 3) (4 5) (6 7)],
             shift: [(0 1 2 3) (2 3 4 5) (4 5 6 7)], shift_last: (6 7 8),
             succ: [(0 1) (1 2) (2 3) (3 4) (4 5) (5 6) (6 7) (7 8)],
@@ -77,6 +78,7 @@ macro_rules! limb_tables_12 {
             limbs: [0 1 2 3 4 5 6 7 8 9 10 11],
             b_ops: [12 13 14 15 16 17 18 19 20 21 22 23],
             r_ops: [24 25 26 27 28 29 30 31 32 33 34 35],
+            p_ops: [36 37 38 39 40 41 42 43 44 45 46 47],
             pairs: [(0 1) (2 3) (4 5) (6 7) (8 9) (10 11)],
             shift: [(0 1 2 3) (2 3 4 5) (4 5 6 7) (6 7 8 9) (8 9 10 11)], shift_last: (10 11 12),
             succ: [(0 1) (1 2) (2 3) (3 4) (4 5) (5 6) (6 7) (7 8) (8 9) (9 10) (10 11) (11 12)],
@@ -243,10 +245,59 @@ macro_rules! ptx_final {
     };
 }
 
+/// `%p_k` = modulus limb k: from immediates (`imm`) or from input operands (`ops`, opaque to ptxas).
+macro_rules! ptx_load_modulus {
+    ([$($k:literal)*], (imm [$($p:literal)*])) => {
+        concat!($( "mov.u32 %p", $k, ", ", $p, ";\n", )*)
+    };
+    ([$($k:literal)*], (ops [$($po:literal)*])) => {
+        concat!($( "mov.u32 %p", $k, ", {", $po, "};\n", )*)
+    };
+}
+
+/// Where `m = E[0]·inv` gets `inv`: an immediate (`imm`; for Fr, inv = 2^32 - 1, so ptxas rewrites m = -E[0]
+/// and then splits every m·p product into `IMAD.X` + `IMAD.HI.U32.X`, 3 IMAD-pipe units instead of 2), or
+/// `%inv` loaded from the constant bank (`constbank`: symbol `zkgpu_inv_<value>`, declared by `ptx_field`),
+/// which ptxas cannot see through.
+macro_rules! ptx_load_inv {
+    (imm, $inv:literal) => { "" };
+    (constbank, $inv:literal) => {
+        concat!(".reg .u32 %inv;\n", "ld.const.u32 %inv, [zkgpu_inv_", stringify!($inv), "];\n")
+    };
+}
+
+/// End of the multiplication: `canonical` (merge, subtract p if needed) or `lazy` (merge only, < 2p).
+macro_rules! ptx_finish {
+    (canonical, $e:ident, $o:ident, $limbs:tt, $r_ops:tt, $succ:tt) => {
+        $crate::field::asm::ptx_final!($e, $o, $limbs, $r_ops, $succ)
+    };
+    (lazy, $e:ident, $o:ident, [$($k:literal)*], [$($ro:literal)*], $succ:tt) => {
+        concat!(
+            $crate::field::asm::ptx_merge!($e, $o, $succ),
+            $( "mov.u32 {", $ro, "}, %", stringify!($o), $k, ";\n", )*
+        )
+    };
+}
+
 /// The whole Montgomery multiplication. Operands: a limbs 0..N, b limbs N..2N (in), result 2N..3N (out).
+/// The `@with` form picks where the modulus comes from (`(imm [literals])`, or `(ops [operand numbers])` for
+/// limbs passed in registers so ptxas cannot specialise the products) and the end (`canonical`, or `lazy`:
+/// no final subtraction, output < 2p when one input is < p and the other < 2p, since 2p < 2^(32N)).
 macro_rules! ptx_mont_mul_text {
+    (modulus: $modulus:tt, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_mul_text!(@with p_from: (imm $modulus), inv_from: imm, finish: canonical, $($rest)*)
+    };
+    (@with p_from: $p_from:tt, inv_from: imm, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: imm, inv_use: $inv, finish: $finish,
+            inv: $inv, $($rest)*)
+    };
+    (@with p_from: $p_from:tt, inv_from: constbank, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: constbank, inv_use: "%inv",
+            finish: $finish, inv: $inv, $($rest)*)
+    };
     (
-        modulus: [$($p:literal)*], inv: $inv:literal,
+        @body p_from: $p_from:tt, inv_from: $inv_from:ident, inv_use: $inv_use:literal, finish: $finish:ident,
+        inv: $inv:literal,
         n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: [$($k:literal)*], b_ops: [$($bo:literal)*], r_ops: $r_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
@@ -258,11 +309,12 @@ macro_rules! ptx_mont_mul_text {
             ".reg .pred %q;\n",
             $( "mov.u32 %a", $k, ", {", $k, "};\n", )*
             $( "mov.u32 %b", $k, ", {", $bo, "};\n", )*
-            $( "mov.u32 %p", $k, ", ", $p, ";\n", )*
+            $crate::field::asm::ptx_load_modulus!([$($k)*], $p_from),
+            $crate::field::asm::ptx_load_inv!($inv_from, $inv),
             $crate::field::asm::ptx_first_round!(x, y, $top, $pairs),
-            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv),
-            $( $crate::field::asm::ptx_round!($i, $e, $o, $top, $pairs, $shift, $shift_last, $inv), )*
-            $crate::field::asm::ptx_final!($le, $lo, [$($k)*], $r_ops, $succ),
+            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv_use),
+            $( $crate::field::asm::ptx_round!($i, $e, $o, $top, $pairs, $shift, $shift_last, $inv_use), )*
+            $crate::field::asm::ptx_finish!($finish, $le, $lo, [$($k)*], $r_ops, $succ),
             "}}\n",
         )
     };
@@ -439,7 +491,7 @@ macro_rules! ptx_field {
     (
         modulus: $modulus:tt, inv: $inv:literal,
         n: $n:literal, words: $w:literal, top: $top:literal,
-        limbs: $limbs:tt, b_ops: $b_ops:tt, r_ops: $r_ops:tt,
+        limbs: $limbs:tt, b_ops: $b_ops:tt, r_ops: $r_ops:tt, p_ops: $p_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
         words2: $w2:literal, wide: $wide:tt, diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
         rounds: $rounds:tt, last: $last:tt
@@ -459,6 +511,26 @@ macro_rules! ptx_field {
                 pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
                 rounds: $rounds, last: $last
             );
+            /// Tuning variant `constinv`: immediates for p, `inv` from the constant bank (operands as [`MUL`]).
+            pub const MUL_CONSTINV: &str = $crate::field::asm::ptx_mont_mul_text!(
+                @with p_from: (imm $modulus), inv_from: constbank, finish: canonical, inv: $inv, n: $n, words: $w,
+                top: $top, limbs: $limbs, b_ops: $b_ops, r_ops: $r_ops,
+                pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
+            );
+            /// Tuning variant `constinv_lazy`: [`MUL_CONSTINV`] without the final subtraction (output < 2p when
+            /// one input is < p and the other < 2p, because 2p < 2^(32N)).
+            pub const MUL_CONSTINV_LAZY: &str = $crate::field::asm::ptx_mont_mul_text!(
+                @with p_from: (imm $modulus), inv_from: constbank, finish: lazy, inv: $inv, n: $n, words: $w,
+                top: $top, limbs: $limbs, b_ops: $b_ops, r_ops: $r_ops,
+                pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
+            );
+            /// Tuning variant `modreg`: modulus limbs from registers, `inv` from the constant bank
+            /// (operands: a 0..N, b N..2N, p 2N..3N, out 3N..4N).
+            pub const MUL_MODREG: &str = $crate::field::asm::ptx_mont_mul_text!(
+                @with p_from: (ops $r_ops), inv_from: constbank, finish: canonical, inv: $inv, n: $n, words: $w,
+                top: $top, limbs: $limbs, b_ops: $b_ops, r_ops: $p_ops,
+                pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
+            );
             /// PTX of the modular addition (operands: a 0..N, b N..2N, out 2N..3N).
             pub const ADD: &str = $crate::field::asm::ptx_add_text!($n, $limbs, $b_ops, $r_ops, $modulus);
             /// PTX of the modular subtraction (operands: a 0..N, b N..2N, out 2N..3N).
@@ -470,6 +542,45 @@ macro_rules! ptx_field {
                 b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
                 succ: $succ, words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
                 rounds: $rounds, last: $last);
+            // The constant-bank word holding `inv` for the `constbank` variants.
+            #[cfg(target_arch = "nvptx64")]
+            core::arch::global_asm!(concat!(".const .align 4 .b32 zkgpu_inv_", stringify!($inv), " = ", stringify!($inv), ";"));
+            $crate::field::asm::ptx_field!(@variant mul_constinv, (imm $modulus), canonical, $n, $limbs, inv: $inv,
+                words: $w, top: $top, b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift,
+                shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last);
+            $crate::field::asm::ptx_field!(@variant mul_constinv_lazy, (imm $modulus), lazy, $n, $limbs, inv: $inv,
+                words: $w, top: $top, b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift,
+                shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last);
+            $crate::field::asm::ptx_field!(@modreg mul_modreg, $n, $limbs, inv: $inv, words: $w,
+                top: $top, b_ops: $b_ops, r_ops: $r_ops, p_ops: $p_ops, pairs: $pairs, shift: $shift,
+                shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last);
+
+            /// Host: interpret [`MUL_CONSTINV`] (the constant-bank load replaced by its value).
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn mul_constinv_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
+                let text = $crate::field::asm::ptx_field!(@inv_as_mov MUL_CONSTINV, $inv);
+                $crate::field::ptx_emu::run_cached::<$n, 2>(&text, [a, b], &MUL_CONSTINV_PROGRAM)
+            }
+            /// Host: interpret [`MUL_CONSTINV_LAZY`] (output < 2p, see there).
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn mul_constinv_lazy_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
+                let text = $crate::field::asm::ptx_field!(@inv_as_mov MUL_CONSTINV_LAZY, $inv);
+                $crate::field::ptx_emu::run_cached::<$n, 2>(&text, [a, b], &MUL_CONSTINV_LAZY_PROGRAM)
+            }
+            /// Host: interpret [`MUL_MODREG`] with this field's modulus as the register operands.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn mul_modreg_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
+                let text = $crate::field::asm::ptx_field!(@inv_as_mov MUL_MODREG, $inv);
+                $crate::field::ptx_emu::run_cached::<$n, 3>(&text, [a, b, &MODULUS_LIMBS], &MUL_MODREG_PROGRAM)
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            const MODULUS_LIMBS: [u32; $n] = $crate::field::asm::ptx_field!(@array $modulus);
+            #[cfg(not(target_arch = "nvptx64"))]
+            static MUL_CONSTINV_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
+            #[cfg(not(target_arch = "nvptx64"))]
+            static MUL_CONSTINV_LAZY_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
+            #[cfg(not(target_arch = "nvptx64"))]
+            static MUL_MODREG_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
 
             /// Host: interpret [`MUL`].
             #[cfg(not(target_arch = "nvptx64"))]
@@ -506,6 +617,77 @@ macro_rules! ptx_field {
             static SUB_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
             #[cfg(not(target_arch = "nvptx64"))]
             static NEG_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
+    };
+
+    (@array [$($p:literal)*]) => { [$($p),*] };
+
+    // Host: the text with the constant-bank load of `inv` replaced by a `mov` of its value (the interpreter has
+    // no constant bank); every other line is the GPU's.
+    (@inv_as_mov $text:ident, $inv:literal) => {
+        $text.replace(
+            concat!("ld.const.u32 %inv, [zkgpu_inv_", stringify!($inv), "];"),
+            concat!("mov.u32 %inv, ", stringify!($inv), ";"),
+        )
+    };
+
+    // nvptx64: tuning variants of the multiplication with `inv` from the constant bank (see `ptx_load_inv`).
+    (@variant $fn_name:ident, $p_from:tt, $finish:ident, $n:literal, [$($k:literal)*], inv: $inv:literal,
+        words: $w:literal, top: $top:literal, b_ops: $b_ops:tt, r_ops: $r_ops:tt, pairs: $pairs:tt, shift: $shift:tt,
+        shift_last: $shift_last:tt, succ: $succ:tt, rounds: $rounds:tt, last: $last:tt) => {
+        /// Montgomery product, tuning variant (see the `MUL_CONSTINV*` texts): `inv` from the constant bank;
+        /// `_lazy` skips the final subtraction (output < 2p when one input is < p and the other < 2p).
+        #[cfg(target_arch = "nvptx64")]
+        #[inline(always)]
+        pub fn $fn_name(a: &[u32; $n], b: &[u32; $n]) -> [u32; $n] {
+            let mut r = [0u32; $n];
+            // SAFETY: register arithmetic plus one read of the constant-bank word declared by `ptx_field`.
+            unsafe {
+                core::arch::asm!(
+                    $crate::field::asm::ptx_mont_mul_text!(
+                        @with p_from: $p_from, inv_from: constbank, finish: $finish, inv: $inv, n: $n, words: $w,
+                        top: $top, limbs: [$($k)*], b_ops: $b_ops, r_ops: $r_ops,
+                        pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
+                        rounds: $rounds, last: $last
+                    ),
+                    $( in(reg32) a[$k], )*
+                    $( in(reg32) b[$k], )*
+                    $( out(reg32) r[$k], )*
+                    options(pure, readonly, nostack)
+                );
+            }
+            r
+        }
+    };
+
+    // nvptx64: the `modreg` variant, modulus limbs passed in registers.
+    (@modreg $fn_name:ident, $n:literal, [$($k:literal)*], inv: $inv:literal, words: $w:literal,
+        top: $top:literal, b_ops: $b_ops:tt, r_ops: $r_ops:tt, p_ops: $p_ops:tt, pairs: $pairs:tt, shift: $shift:tt,
+        shift_last: $shift_last:tt, succ: $succ:tt, rounds: $rounds:tt, last: $last:tt) => {
+        /// Montgomery product with the modulus limbs taken from registers (`p` must be this field's modulus,
+        /// loaded from somewhere ptxas cannot see through) and `inv` from the constant bank: every product is
+        /// a uniform `IMAD.WIDE`, as in Fq. Canonical output.
+        #[cfg(target_arch = "nvptx64")]
+        #[inline(always)]
+        pub fn $fn_name(a: &[u32; $n], b: &[u32; $n], p: &[u32; $n]) -> [u32; $n] {
+            let mut r = [0u32; $n];
+            // SAFETY: register arithmetic plus one read of the constant-bank word declared by `ptx_field`.
+            unsafe {
+                core::arch::asm!(
+                    $crate::field::asm::ptx_mont_mul_text!(
+                        @with p_from: (ops $r_ops), inv_from: constbank, finish: canonical, inv: $inv, n: $n,
+                        words: $w, top: $top, limbs: [$($k)*], b_ops: $b_ops, r_ops: $p_ops,
+                        pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
+                        rounds: $rounds, last: $last
+                    ),
+                    $( in(reg32) a[$k], )*
+                    $( in(reg32) b[$k], )*
+                    $( in(reg32) p[$k], )*
+                    $( out(reg32) r[$k], )*
+                    options(pure, readonly, nostack)
+                );
+            }
+            r
+        }
     };
 
     // nvptx64: the same texts inside `asm!` (a `const` cannot be an asm template, so the macros run again).
@@ -613,5 +795,5 @@ macro_rules! ptx_field {
 pub(crate) use {
     limb_tables_8, limb_tables_12, ptx_mad_chain, ptx_first_round, ptx_reduce, ptx_fold, ptx_shift_chain, ptx_round,
     ptx_redc_round, ptx_merge, ptx_canonical, ptx_final, ptx_sq_chain, ptx_sq_rows, ptx_sq_combine, ptx_add_high,
-    ptx_mont_sqr_text, ptx_mont_mul_text, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
+    ptx_mont_sqr_text, ptx_mont_mul_text, ptx_load_modulus, ptx_load_inv, ptx_finish, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
 };
