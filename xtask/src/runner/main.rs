@@ -81,11 +81,11 @@ fn run(args: Args) -> Result<ExitCode> {
     if args.probe {
         return Ok(probe(args.device));
     }
-    let selected = ops::select(ops::registry(), &args.ops)?;
     if args.list {
-        list(&selected);
+        list(&ops::registry());
         return Ok(ExitCode::SUCCESS);
     }
+    let selected = ops::select(ops::registry(), &args.ops)?;
     if args.kernels {
         for op in &selected {
             for v in variants(op.as_ref(), Target::Gpu, &args.variants) {
@@ -99,7 +99,7 @@ fn run(args: Args) -> Result<ExitCode> {
     if let Some(path) = &args.from {
         let results = Results::read(path)?;
         let target = if results.rows.iter().all(|r| r.inputs == "host") { Target::Cpu } else { Target::Gpu };
-        report::print_table(&results, &selected, target);
+        report::print_table(&results, &ops::registry(), target);
         if let Some(plot) = &args.plot {
             plot::write_svg(&results, plot)?;
             println!("plot: {}", plot.display());
@@ -213,9 +213,12 @@ fn measure(
     })
 }
 
-/// The op's variants on `target`, restricted to `wanted` when given.
+/// The op's variants on `target`: those named in `wanted`, else the op's default ones.
 fn variants<'a>(op: &'a dyn BenchOp, target: Target, wanted: &[String]) -> Vec<&'a str> {
-    op.variants(target).iter().copied().filter(|v| wanted.is_empty() || wanted.iter().any(|w| w == v)).collect()
+    if wanted.is_empty() {
+        return op.default_variants(target).to_vec();
+    }
+    op.variants(target).iter().copied().filter(|v| wanted.iter().any(|w| w == v)).collect()
 }
 
 /// Open the GPU if there is one; otherwise say why (and `fallback`, what happens instead) and return None.
@@ -253,12 +256,13 @@ fn probe(ordinal: usize) -> ExitCode {
 }
 
 fn list(selected: &[Box<dyn BenchOp>]) {
-    println!("{:<10} {:<26} {:<22} {:<16} about", "op", "GPU variants (baseline 1st)", "CPU variants", "default sizes");
+    println!("{:<34} {:<32} {:<14} {:<16} about", "op (* = not in the default sweep)", "GPU variants (baseline 1st)", "CPU variants", "default sizes");
     for op in selected {
         let sizes: Vec<String> = op.default_sizes(Target::Gpu).iter().map(u32::to_string).collect();
+        let name = format!("{}{}", op.name(), if op.in_default_sweep() { "" } else { " *" });
         println!(
-            "{:<10} {:<26} {:<22} {:<16} {}",
-            op.name(),
+            "{:<34} {:<32} {:<14} {:<16} {}",
+            name,
             op.variants(Target::Gpu).join(", "),
             op.variants(Target::Cpu).join(", "),
             sizes.join(","),

@@ -6,7 +6,7 @@ use xtask::results::{Results, Row};
 pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) {
     println!("\n{} (driver {}, commit {}, {})", results.gpu, results.driver, results.commit, results.date);
     let header = format!(
-        "{:<10} {:<9} {:>5} {:<7} {:>11} {:>11} {:>26} {:>8} {:>24}",
+        "{:<18} {:<13} {:>5} {:<8} {:>11} {:>11} {:>26} {:>8} {:>24}",
         "op", "variant", "log n", "inputs", "median ms", "min ms", "throughput", "vs base", "vs sppark (H200)"
     );
     println!("{header}\n{}", "-".repeat(header.len()));
@@ -24,7 +24,7 @@ pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) 
             _ => String::new(),
         };
         println!(
-            "{:<10} {:<9} {:>5} {:<7} {:>11.4} {:>11.4} {:>26} {:>8} {:>24}",
+            "{:<18} {:<13} {:>5} {:<8} {:>11.4} {:>11.4} {:>26} {:>8} {:>24}",
             row.op,
             row.variant,
             row.log_n,

@@ -3,6 +3,7 @@
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
 //! change. Ratios to sppark come from `xtask::peers` by op name.
 pub mod mul;
+pub mod ntt;
 pub mod transfer;
 
 use crate::Result;
@@ -23,6 +24,14 @@ pub trait BenchOp: Sync {
     fn about(&self) -> &'static str;
     /// Variants on `target`; the first is the baseline the table's ratio column divides by.
     fn variants(&self, target: Target) -> &'static [&'static str];
+    /// Variants run when `--variants` is not given (default: all).
+    fn default_variants(&self, target: Target) -> &'static [&'static str] {
+        self.variants(target)
+    }
+    /// Whether the op runs when no op is named (ops with many configurations keep the default sweep short).
+    fn in_default_sweep(&self) -> bool {
+        true
+    }
     /// log2 sizes swept when `--sizes` is not given.
     fn default_sizes(&self, target: Target) -> &'static [u32];
     /// Kernels a GPU variant launches (for the ptxas table).
@@ -65,19 +74,23 @@ pub trait Case {
 
 /// Every op the workbench knows, in listing order.
 pub fn registry() -> Vec<Box<dyn BenchOp>> {
-    vec![
+    let fixed: Vec<Box<dyn BenchOp>> = vec![
         Box::new(mul::MulOp::<mul::FqSpec>::default()),
         Box::new(mul::MulOp::<mul::FrSpec>::default()),
         Box::new(transfer::TransferOp(transfer::Direction::HostToDevice)),
         Box::new(transfer::TransferOp(transfer::Direction::DeviceToHost)),
-    ]
+    ];
+    fixed
+        .into_iter()
+        .chain(ntt::all_ops().into_iter().map(|op| Box::new(op) as Box<dyn BenchOp>))
+    .collect()
 }
 
 /// Ops selected by the command line: exact names or prefixes at a `_` boundary (`mul` selects `mul_fq` and
 /// `mul_fr`); no selection means all. Unknown selections are an error listing what exists.
 pub fn select(all: Vec<Box<dyn BenchOp>>, wanted: &[String]) -> Result<Vec<Box<dyn BenchOp>>> {
     if wanted.is_empty() {
-        return Ok(all);
+        return Ok(all.into_iter().filter(|op| op.in_default_sweep()).collect());
     }
     let matches = |op: &str, w: &str| op == w || op.strip_prefix(w).is_some_and(|rest| rest.starts_with('_'));
     for w in wanted {
