@@ -105,6 +105,21 @@ pub enum Error {
         actual: usize,
     },
 
+    /// A selection bitmap with fewer bits than there are points.
+    #[error("bitmap too short: {words} words hold fewer bits than the {points} points (need {needed} words)")]
+    BitmapTooShort {
+        /// 32-bit words given.
+        words: usize,
+        /// Words needed (`ceil(points / 32)`).
+        needed: usize,
+        /// Points to select from.
+        points: usize,
+    },
+
+    /// Point-set boundaries that do not describe sets of the given points.
+    #[error("invalid point sets: {0}")]
+    InvalidSets(String),
+
     /// A length or byte count that does not fit the type or API it must pass through.
     #[error("size overflow: {0}")]
     SizeOverflow(String),

@@ -39,6 +39,8 @@
 //! # }
 //! ```
 
+pub mod batch_add;
+pub mod batch_add_cpu;
 pub mod device;
 pub mod error;
 pub mod launch;

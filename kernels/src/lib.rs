@@ -24,6 +24,7 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+pub mod batch_add;
 pub mod curve;
 pub mod device;
 pub mod field;

@@ -7,6 +7,7 @@
 
 // Production module.
 #[cfg(not(feature = "test-kernels"))]
+mod batch_add;
 mod bench_mul;
 #[cfg(not(feature = "test-kernels"))]
 mod ntt;

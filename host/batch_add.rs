@@ -1,0 +1,449 @@
+//! Batch addition of affine points on the GPU: the sum of a point set, optionally under a selection bitmap,
+//! many independent sets in one launch; G1 and G2; results as blstrs projective points. Plus the scalar split
+//! a Groth16 prover needs before it: which points go nowhere (scalar 0), to batch addition (1) or to the MSM.
+//!
+//! The algorithm and kernels are described in `zkgpu_kernels::batch_add` and kernels/NOTES.md ("Batch
+//! addition"). The CPU reference is [`crate::batch_add_cpu`].
+//!
+//! ```no_run
+//! # fn main() -> zkgpu::Result<()> {
+//! use zkgpu::batch_add::{G1, Method, batch_add};
+//! let gpu = zkgpu::Gpu::new(0)?;
+//! let points = vec![blstrs::G1Affine::generator(); 3];
+//! let points = gpu.upload(&points)?;
+//! let bitmap = gpu.upload(&[0b101u32])?; // points 0 and 2
+//! let sum: blstrs::G1Projective = batch_add::<G1>(&gpu, &points, Some(&bitmap), Method::Xyzz)?;
+//! # Ok(())
+//! # }
+//! ```
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, WINDOW};
+use zkgpu_kernels::curve::{G1Xyzz, G2Xyzz};
+
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::memory::{DeviceBuffer, DeviceSafe};
+
+/// Threads per block of the accumulate kernels: one warp, so the occupancy query can fill every SM to the
+/// register limit (the kernels use no shared memory and no barrier).
+const ACCUMULATE_BLOCK: u32 = WINDOW;
+/// Threads per block of the reduce kernels.
+const REDUCE_BLOCK: u32 = 64;
+/// Partials each reduce thread sums before the block tree.
+const REDUCE_FAN_IN: u32 = 8;
+/// Largest total point count: the kernels index points with `u32` and round up to whole 32-point windows.
+const MAX_POINTS: usize = 1 << 31;
+/// CUDA's limit on `gridDim.y` (one set per grid row).
+const MAX_SETS: usize = 65_535;
+/// Affine levels run while every thread gets at least this many pairs (one inversion per run).
+const AFFINE_MIN_RUN: usize = 32;
+/// Threads per SM the affine levels aim for (G1: 118 registers allow ~512; G2 255 registers allow 256).
+const AFFINE_THREADS_PER_SM: usize = 256;
+/// Words of the bitmap per compaction chunk, threads per compaction block (as in the kernels).
+const CHUNK_WORDS: usize = 1024;
+const COMPACT_BLOCK: u32 = 256;
+
+/// How the sum is computed (the bench variants `xyzz` and `affine`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Every lane accumulates its points in XYZZ with mixed additions (8M + 2S each).
+    #[default]
+    Xyzz,
+    /// Affine pairwise levels with one inversion per thread run (Montgomery's trick, ~5M + 1S per pair) while
+    /// the list is large, then XYZZ on what is left. Only for whole, single sets without a bitmap; other
+    /// calls fall back to [`Method::Xyzz`].
+    Affine,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A group batch addition works on: [`G1`] or [`G2`].
+pub trait BatchAddCurve: sealed::Sealed + 'static {
+    /// Kernel name stem, "g1" or "g2".
+    const NAME: &'static str;
+    /// Input points (bit-identical to the kernels' affine type).
+    type Affine: DeviceSafe;
+    /// Results (bit-identical to the kernels' Jacobian type).
+    type Projective: DeviceSafe;
+    /// Bytes of one device XYZZ point (scratch).
+    const XYZZ_BYTES: usize;
+}
+
+/// G1 over Fq: `blstrs::G1Affine` in, `blstrs::G1Projective` out.
+pub enum G1 {}
+/// G2 over Fq2: `blstrs::G2Affine` in, `blstrs::G2Projective` out.
+pub enum G2 {}
+impl sealed::Sealed for G1 {}
+impl sealed::Sealed for G2 {}
+
+impl BatchAddCurve for G1 {
+    const NAME: &'static str = "g1";
+    type Affine = blstrs::G1Affine;
+    type Projective = blstrs::G1Projective;
+    const XYZZ_BYTES: usize = size_of::<G1Xyzz>();
+}
+
+impl BatchAddCurve for G2 {
+    const NAME: &'static str = "g2";
+    type Affine = blstrs::G2Affine;
+    type Projective = blstrs::G2Projective;
+    const XYZZ_BYTES: usize = size_of::<G2Xyzz>();
+}
+
+/// Checks a bitmap of `words` 32-bit words covers `points` points.
+pub(crate) fn check_bitmap(words: usize, points: usize) -> Result<()> {
+    let needed = points.div_ceil(32);
+    if words < needed {
+        return Err(Error::BitmapTooShort { words, needed, points });
+    }
+    Ok(())
+}
+
+/// Checks set offsets (`sets + 1` non-decreasing entries starting anywhere, ending at most at `points`).
+pub(crate) fn check_offsets(offsets: &[usize], points: usize) -> Result<()> {
+    if offsets.is_empty() {
+        return Err(Error::InvalidSets("set offsets need at least one entry (sets + 1 in all)".into()));
+    }
+    if offsets.len() - 1 > MAX_SETS {
+        return Err(Error::InvalidSets(format!("{} sets, at most {MAX_SETS} per call", offsets.len() - 1)));
+    }
+    if let Some(w) = offsets.windows(2).position(|w| w[0] > w[1]) {
+        return Err(Error::InvalidSets(format!("offsets decrease at set {w}: {} > {}", offsets[w], offsets[w + 1])));
+    }
+    let last = offsets[offsets.len() - 1];
+    if last > points {
+        return Err(Error::InvalidSets(format!("the last set ends at {last}, past the {points} points")));
+    }
+    Ok(())
+}
+
+/// Kernel handles and scratch for repeated batch additions of one shape (the bench reuses one; the free
+/// functions build one per call). All work is queued on the GPU's compute stream.
+pub struct BatchAdder<'g, C: BatchAddCurve> {
+    gpu: &'g Gpu,
+    method: Method,
+    accumulate: CudaFunction,
+    reduce: CudaFunction,
+    finish: CudaFunction,
+    affine_level: CudaFunction,
+    /// Per-thread XYZZ sums, then the reduce levels (ping-pong).
+    scratch: [DeviceBuffer<u8>; 2],
+    /// Affine levels (ping-pong), empty unless [`Method::Affine`].
+    levels: [DeviceBuffer<C::Affine>; 2],
+    offsets: DeviceBuffer<u32>,
+    /// `[0, points left after the affine levels]`: the one set the XYZZ stage sums (affine method).
+    affine_offsets: DeviceBuffer<u32>,
+    host_offsets: Vec<usize>,
+    out: DeviceBuffer<C::Projective>,
+    blocks_per_set: u32,
+    _curve: PhantomData<C>,
+}
+
+impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
+    /// Prepares sums over `set_offsets` (`sets + 1` entries; set `s` is points `offsets[s]..offsets[s + 1]`)
+    /// of a point buffer holding `points` points.
+    pub fn new(gpu: &'g Gpu, points: usize, set_offsets: &[usize], method: Method) -> Result<Self> {
+        check_offsets(set_offsets, points)?;
+        if points > MAX_POINTS {
+            return Err(Error::InvalidSets(format!("{points} points, at most {MAX_POINTS} per call")));
+        }
+        let sets = set_offsets.len() - 1;
+        let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
+        let accumulate = gpu.function(&name("accumulate"))?;
+        let (reduce, finish) = (gpu.function(&name("reduce"))?, gpu.function(&name("finish"))?);
+        let affine_level = gpu.function(&name("affine_level"))?;
+        gpu.allow_dynamic_shared(&reduce, REDUCE_BLOCK as usize * C::XYZZ_BYTES)?;
+        gpu.allow_dynamic_shared(&finish, FINISH_BLOCK as usize * C::XYZZ_BYTES)?;
+
+        // One wave of warps over all sets, but no more warps per set than the longest set has windows.
+        let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
+        let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
+        let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        let affine = method == Method::Affine && sets == 1;
+        let accumulated = if affine { affine_levels(longest, gpu).1 } else { longest };
+        let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
+        let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
+
+        let lane_sums = blocks_per_set as usize * ACCUMULATE_BLOCK as usize * sets.max(1);
+        let first_reduce = lane_sums.div_ceil((REDUCE_BLOCK * REDUCE_FAN_IN) as usize);
+        let scratch = [
+            gpu.alloc_zeroed::<u8>(lane_sums * C::XYZZ_BYTES)?,
+            gpu.alloc_zeroed::<u8>(first_reduce.max(1) * sets.max(1) * C::XYZZ_BYTES)?,
+        ];
+        let levels = if affine {
+            let first = points.div_ceil(2);
+            [gpu.alloc_zeroed::<C::Affine>(first)?, gpu.alloc_zeroed::<C::Affine>(first.div_ceil(2))?]
+        } else {
+            [gpu.alloc_zeroed::<C::Affine>(0)?, gpu.alloc_zeroed::<C::Affine>(0)?]
+        };
+        let offsets_u32: Vec<u32> = set_offsets.iter().map(|&o| o as u32).collect();
+        Ok(BatchAdder {
+            gpu,
+            method: if affine { Method::Affine } else { Method::Xyzz },
+            accumulate,
+            reduce,
+            finish,
+            affine_level,
+            scratch,
+            levels,
+            offsets: gpu.upload(&offsets_u32)?,
+            affine_offsets: gpu.upload(&[0u32, affine_levels(longest, gpu).1 as u32])?,
+            host_offsets: set_offsets.to_vec(),
+            out: gpu.alloc_zeroed::<C::Projective>(sets)?,
+            blocks_per_set,
+            _curve: PhantomData,
+        })
+    }
+
+    /// The method in use ([`Method::Affine`] falls back to XYZZ for several sets).
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// Queues the sums of `points` (selected by `bitmap` when given) on the compute stream; read them with
+    /// [`BatchAdder::sums`]. `points` must hold the point count given to [`BatchAdder::new`].
+    pub fn enqueue(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
+        let total = self.host_offsets[self.host_offsets.len() - 1];
+        if points.len() < total {
+            return Err(Error::LengthMismatch { what: "batch_add points", expected: total, actual: points.len() });
+        }
+        if let Some(b) = bitmap {
+            check_bitmap(b.len(), total)?;
+        }
+        let sets = (self.host_offsets.len() - 1) as u32;
+        if sets == 0 {
+            return Ok(());
+        }
+        let stream = self.gpu.stream().clone();
+        if self.method == Method::Affine && bitmap.is_none() {
+            return self.enqueue_affine(points);
+        }
+
+        // 1. Per-thread XYZZ sums.
+        let null = 0u64;
+        let cfg = LaunchConfig {
+            grid_dim: (self.blocks_per_set, sets, 1),
+            block_dim: (ACCUMULATE_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.accumulate);
+        launch.arg(points.raw()).arg(self.offsets.raw());
+        match bitmap {
+            Some(b) => launch.arg(b.raw()),
+            None => launch.arg(&null),
+        };
+        launch.arg(self.scratch[0].raw_mut());
+        // SAFETY: batch_add_{C}_accumulate: grid (blocks_per_set, sets) of 32-thread blocks; offsets holds
+        // sets + 1 checked entries within the point buffer (< 2^31 points); the bitmap covers every point
+        // (checked) or is null; scratch[0] holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
+        unsafe { launch.launch(cfg) }?;
+        let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
+        self.reduce_and_finish(per_set, sets)
+    }
+
+    /// Reduce levels until few partials remain per set, then the finish kernel writes `out`.
+    fn reduce_and_finish(&mut self, mut per_set: u32, sets: u32) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let xyzz = C::XYZZ_BYTES as u32;
+        let mut from = 0;
+        while per_set > FINISH_BLOCK * REDUCE_FAN_IN {
+            let out_per_set = per_set.div_ceil(REDUCE_BLOCK * REDUCE_FAN_IN);
+            let cfg = LaunchConfig {
+                grid_dim: (out_per_set, sets, 1),
+                block_dim: (REDUCE_BLOCK, 1, 1),
+                shared_mem_bytes: REDUCE_BLOCK * xyzz,
+            };
+            let [a, b] = &mut self.scratch;
+            let (input, output) = if from == 0 { (&*a, b) } else { (&*b, a) };
+            let mut launch = stream.launch_builder(&self.reduce);
+            launch.arg(input.raw()).arg(&per_set).arg(output.raw_mut());
+            // SAFETY: batch_add_{C}_reduce: input holds per_set · sets XYZZ points, output at least
+            // out_per_set · sets (scratch[1] was sized for the first, larger, reduction; later ones shrink);
+            // the block's shared memory holds one XYZZ point per thread; the two buffers are distinct.
+            unsafe { launch.launch(cfg) }?;
+            per_set = out_per_set;
+            from = 1 - from;
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (1, sets, 1),
+            block_dim: (FINISH_BLOCK, 1, 1),
+            shared_mem_bytes: FINISH_BLOCK * xyzz,
+        };
+        let mut launch = stream.launch_builder(&self.finish);
+        launch.arg(self.scratch[from].raw()).arg(&per_set).arg(self.out.raw_mut());
+        // SAFETY: batch_add_{C}_finish: scratch[from] holds per_set · sets XYZZ points, out holds sets
+        // projective points, shared memory one XYZZ point per thread; no aliasing.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Affine levels, then XYZZ accumulation of what is left (single set, no bitmap).
+    fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let (plan, left) = affine_levels(self.host_offsets[1] - self.host_offsets[0], self.gpu);
+        let first = self.host_offsets[0];
+        let mut n = self.host_offsets[1] - first;
+        let mut src = 2; // 2 = the caller's points, 0/1 = levels[0/1]
+        for run in plan {
+            let cfg = zkgpu_cfg((n / 2).div_ceil(run), AFFINE_LEVEL_BLOCK);
+            let (n32, run32) = (n as u32, run as u32);
+            let dst = if src == 0 { 1 } else { 0 };
+            let [l0, l1] = &mut self.levels;
+            let (input, output) = match (src, dst) {
+                (2, _) => (points.raw_range(first..first + n)?, l0.raw_mut()),
+                (0, _) => (l0.raw_range(0..n)?, l1.raw_mut()),
+                _ => (l1.raw_range(0..n)?, l0.raw_mut()),
+            };
+            let mut launch = stream.launch_builder(&self.affine_level);
+            launch.arg(&input).arg(&n32).arg(&run32).arg(output);
+            // SAFETY: batch_add_{C}_affine_level: input holds n points, output at least ceil(n / 2) (levels
+            // were sized for the first level, later ones shrink), ceil((n/2)/run) threads; distinct buffers.
+            unsafe { launch.launch(cfg) }?;
+            n = n.div_ceil(2);
+            src = dst;
+        }
+        if n != left {
+            return Err(Error::InvalidSets(format!("affine levels left {n} points, planned {left}")));
+        }
+        let null = 0u64;
+        let cfg = LaunchConfig {
+            grid_dim: (self.blocks_per_set, 1, 1),
+            block_dim: (ACCUMULATE_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let input = match src {
+            2 => points.raw_range(first..first + n)?,
+            0 => self.levels[0].raw_range(0..n)?,
+            _ => self.levels[1].raw_range(0..n)?,
+        };
+        let mut launch = stream.launch_builder(&self.accumulate);
+        launch.arg(&input).arg(self.affine_offsets.raw()).arg(&null).arg(self.scratch[0].raw_mut());
+        // SAFETY: as in `enqueue`, with one set [0, n) of the level buffer and no bitmap.
+        unsafe { launch.launch(cfg) }?;
+        drop(launch);
+        let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
+        self.reduce_and_finish(per_set, 1)
+    }
+
+    /// Waits for the queued sums and returns them, one per set.
+    pub fn sums(&self) -> Result<Vec<C::Projective>> {
+        self.gpu.download(&self.out)
+    }
+}
+
+/// The affine level plan for `n` points: runs (pairs per thread) of each level, and the points left after.
+fn affine_levels(n: usize, gpu: &Gpu) -> (Vec<usize>, usize) {
+    let threads = gpu.info().sm_count.max(1) as usize * AFFINE_THREADS_PER_SM;
+    let mut plan = Vec::new();
+    let mut n = n;
+    while n / 2 >= threads * AFFINE_MIN_RUN {
+        plan.push((n / 2).div_ceil(threads).max(AFFINE_MIN_RUN));
+        n = n.div_ceil(2);
+    }
+    (plan, n)
+}
+
+fn zkgpu_cfg(threads: usize, block: u32) -> LaunchConfig {
+    crate::launch::launch_config_1d(threads.max(1), block)
+}
+
+/// The sum of the points in `points` (selected by `bitmap` when given: bit `i` of word `i / 32` selects
+/// point `i`). Points and bitmap stay on the device.
+pub fn batch_add<C: BatchAddCurve>(
+    gpu: &Gpu,
+    points: &DeviceBuffer<C::Affine>,
+    bitmap: Option<&DeviceBuffer<u32>>,
+    method: Method,
+) -> Result<C::Projective> {
+    let sums = batch_add_sets::<C>(gpu, points, &[0, points.len()], bitmap, method)?;
+    sums.into_iter().next().ok_or_else(|| Error::InvalidSets("no result for the one set".into()))
+}
+
+/// Independent sums in one launch: set `s` is `points[set_offsets[s]..set_offsets[s + 1]]` (under `bitmap`,
+/// indexed by position in `points`, when given).
+pub fn batch_add_sets<C: BatchAddCurve>(
+    gpu: &Gpu,
+    points: &DeviceBuffer<C::Affine>,
+    set_offsets: &[usize],
+    bitmap: Option<&DeviceBuffer<u32>>,
+    method: Method,
+) -> Result<Vec<C::Projective>> {
+    if let Some(b) = bitmap {
+        check_bitmap(b.len(), points.len())?;
+    }
+    let mut adder = BatchAdder::<C>::new(gpu, points.len(), set_offsets, method)?;
+    adder.enqueue(points, bitmap)?;
+    adder.sums()
+}
+
+/// [`batch_add`] for points (and bitmap) in host memory: checks, uploads, sums.
+pub fn batch_add_host<C: BatchAddCurve>(
+    gpu: &Gpu,
+    points: &[C::Affine],
+    bitmap: Option<&[u32]>,
+    method: Method,
+) -> Result<C::Projective> {
+    if let Some(b) = bitmap {
+        check_bitmap(b.len(), points.len())?;
+    }
+    let points = gpu.upload(points)?;
+    let bitmap = bitmap.map(|b| gpu.upload(b)).transpose()?;
+    batch_add::<C>(gpu, &points, bitmap.as_ref(), method)
+}
+
+/// Where each scalar's point goes, computed on the GPU. Bitmaps: bit `i` of word `i / 32` is scalar `i`.
+pub struct ScalarSplit {
+    /// Scalars equal to 1: their points go to batch addition (pass this as the bitmap).
+    pub ones: DeviceBuffer<u32>,
+    /// Scalars neither 0 nor 1.
+    pub others: DeviceBuffer<u32>,
+    /// Indices of the `others` scalars, increasing; only the first `other_count` entries are meaningful.
+    pub other_indices: DeviceBuffer<u32>,
+    /// How many scalars are neither 0 nor 1.
+    pub other_count: usize,
+}
+
+/// Classifies `scalars` (0: skipped, 1: batch addition, others: MSM) and lists the MSM indices in order.
+pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Result<ScalarSplit> {
+    let n = scalars.len();
+    let n32 = u32::try_from(n).map_err(|_| Error::SizeOverflow(format!("{n} scalars do not fit u32")))?;
+    let words = n.div_ceil(32);
+    let chunks = words.div_ceil(CHUNK_WORDS);
+    let mut ones = gpu.alloc_zeroed::<u32>(words)?;
+    let mut others = gpu.alloc_zeroed::<u32>(words)?;
+    let mut counts = gpu.alloc_zeroed::<u32>(chunks)?;
+    if n == 0 {
+        let other_indices = gpu.alloc_zeroed::<u32>(0)?;
+        return Ok(ScalarSplit { ones, others, other_indices, other_count: 0 });
+    }
+    let stream = gpu.stream().clone();
+    let words32 = words as u32;
+    let classify = gpu.function("batch_add_classify_scalars")?;
+    let mut launch = stream.launch_builder(&classify);
+    launch.arg(scalars.raw()).arg(&n32).arg(ones.raw_mut()).arg(others.raw_mut());
+    // SAFETY: one thread per scalar in 256-thread blocks (multiples of 32); ones/others hold ceil(n/32) words.
+    unsafe { launch.launch(crate::launch::launch_config_1d(n, 256)) }?;
+    let count = gpu.function("batch_add_count_chunks")?;
+    let chunk_cfg = LaunchConfig { grid_dim: (chunks as u32, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let mut launch = stream.launch_builder(&count);
+    launch.arg(others.raw()).arg(&words32).arg(counts.raw_mut());
+    // SAFETY: one block per chunk of 1024 words, 256 threads; `counts` holds one zeroed counter per chunk.
+    unsafe { launch.launch(chunk_cfg) }?;
+    let other_count: usize = gpu.download(&counts)?.iter().map(|&c| c as usize).sum();
+    let mut other_indices = gpu.alloc_zeroed::<u32>(other_count)?;
+    if other_count > 0 {
+        let compact = gpu.function("batch_add_compact_indices")?;
+        let cfg = LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg };
+        let mut launch = stream.launch_builder(&compact);
+        launch.arg(others.raw()).arg(&words32).arg(counts.raw()).arg(other_indices.raw_mut());
+        // SAFETY: same grid as the count; counts holds the chunk totals, other_indices their sum; shared
+        // memory holds 256 u32.
+        unsafe { launch.launch(cfg) }?;
+        gpu.synchronize()?;
+    }
+    Ok(ScalarSplit { ones, others, other_indices, other_count })
+}
