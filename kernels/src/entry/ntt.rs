@@ -142,10 +142,13 @@ pub unsafe extern "ptx-kernel" fn ntt_bit_reverse(data: *mut Fr, log_n: u32, tot
             let base = g - p;
             // SAFETY: base + p, base + r < total; the pair belongs to this thread only.
             unsafe {
-                let x = load(data.add(g as usize));
-                let y = load(data.add((base + r) as usize));
-                store(data.add(g as usize), y);
-                store(data.add((base + r) as usize), x);
+                let (x, y) = (data.add(g as usize).cast::<u64>(), data.add((base + r) as usize).cast::<u64>());
+                let xs = [x.read(), x.add(1).read(), x.add(2).read(), x.add(3).read()];
+                let ys = [y.read(), y.add(1).read(), y.add(2).read(), y.add(3).read()];
+                for i in 0..4 {
+                    x.add(i).write(ys[i]);
+                    y.add(i).write(xs[i]);
+                }
             }
         }
         g += stride;
