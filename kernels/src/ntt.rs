@@ -192,6 +192,14 @@ impl PassParams {
         Butterfly { a, b, twiddle }
     }
 
+    /// Whether every twiddle of `stage` is 1 (span-1 stage: the last DIF stage, the first DIT stage), so the
+    /// butterflies need no multiplication.
+    #[inline(always)]
+    pub fn unit_twiddles(&self, dit: bool, stage: u32) -> bool {
+        let lg_span_m = if dit { stage } else { self.log_k - 1 - stage };
+        lg_span_m + self.log_b == 0
+    }
+
     /// The logical index (within its transform) of the element at global position `g`, for scaling.
     #[inline(always)]
     pub fn scale_index(&self, g: u64) -> u64 {
@@ -290,8 +298,10 @@ pub mod plan {
                 *slot = x;
             }
             for stage in 0..params.log_k {
+                let unit = params.unit_twiddles(dit, stage);
                 for q in 0..(tile_len / 2) as u32 {
                     let bf = params.butterfly(dit, tile, stage, q);
+                    assert!(!unit || bf.twiddle == 0, "a unit-twiddle stage reads twiddle {}", bf.twiddle);
                     let w = twiddles[bf.twiddle as usize];
                     let (x, y) = (tile_buf[bf.a as usize], tile_buf[bf.b as usize]);
                     let (x, y) = if dit { butterfly_dit(&x, &y, &w) } else { butterfly_dif(&x, &y, &w) };

@@ -66,15 +66,21 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
     for stage in 0..params.log_k {
         // SAFETY: every thread of the block reaches each barrier (uniform loop bounds, no early exit).
         unsafe { sync_threads() };
+        // The span-1 stage multiplies by 1 only: skip the twiddle load and the multiplication (1/L of them).
+        let unit = params.unit_twiddles(DIT, stage);
         let mut q = tid;
         while q < half {
             let bf = params.butterfly(DIT, tile, stage, q);
             // SAFETY: a, b < tile_len; within a stage each slot belongs to exactly one butterfly, and butterfly
             // q to one thread; the barrier above orders this against the previous stage. twiddle < N/2.
             unsafe {
-                let w = load(twiddles.add(bf.twiddle as usize));
                 let (x, y) = (load(sh.add(bf.a as usize)), load(sh.add(bf.b as usize)));
-                let (x, y) = if DIT { butterfly_dit(&x, &y, &w) } else { butterfly_dif(&x, &y, &w) };
+                let (x, y) = if unit {
+                    (x.add(&y), x.sub(&y))
+                } else {
+                    let w = load(twiddles.add(bf.twiddle as usize));
+                    if DIT { butterfly_dit(&x, &y, &w) } else { butterfly_dif(&x, &y, &w) }
+                };
                 store(sh.add(bf.a as usize), x);
                 store(sh.add(bf.b as usize), y);
             }
