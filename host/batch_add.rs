@@ -447,3 +447,32 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
     }
     Ok(ScalarSplit { ones, others, other_indices, other_count })
 }
+
+/// One affine halving level on the GPU (`out[i] = input[2i] + input[2i + 1]`, the last point passed through
+/// for an odd count), `run` pairs per thread sharing one inversion. Exposed for tests and experiments; the
+/// sums use it through [`Method::Affine`].
+pub fn affine_level<C: BatchAddCurve>(
+    gpu: &Gpu,
+    input: &DeviceBuffer<C::Affine>,
+    run: usize,
+) -> Result<DeviceBuffer<C::Affine>> {
+    let n = input.len();
+    if n > MAX_POINTS {
+        return Err(Error::InvalidSets(format!("{n} points, at most {MAX_POINTS} per call")));
+    }
+    let run = run.clamp(1, u32::MAX as usize);
+    let mut output = gpu.alloc_zeroed::<C::Affine>(n.div_ceil(2))?;
+    if n == 0 {
+        return Ok(output);
+    }
+    let function = gpu.function(&format!("batch_add_{}_affine_level", C::NAME))?;
+    let (n32, run32) = (n as u32, run as u32);
+    let stream = gpu.stream().clone();
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(input.raw()).arg(&n32).arg(&run32).arg(output.raw_mut());
+    // SAFETY: input holds n points, output ceil(n / 2); ceil((n / 2) / run) threads (at least one, for the
+    // pass-through of n = 1); distinct buffers.
+    unsafe { launch.launch(zkgpu_cfg((n / 2).div_ceil(run), AFFINE_LEVEL_BLOCK)) }?;
+    gpu.synchronize()?;
+    Ok(output)
+}

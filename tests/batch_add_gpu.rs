@@ -1,0 +1,266 @@
+//! Batch addition on the GPU against blstrs (the CPU reference in `zkgpu::batch_add_cpu`): both methods,
+//! G1 and G2, all points and random bitmaps, many sets per launch, edge cases (empty sets, one point,
+//! identities, `P + (−P)`, the same point twice), odd sizes, 2^16 and 2^20 points (2^22 for the affine levels),
+//! the scalar split, and the typed errors. Needs a CUDA GPU: `cargo xtask test --gpu`.
+mod common;
+
+use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
+use common::gpu::gpu;
+use common::seeded_rng;
+use ff::Field as _;
+use group::{Curve, Group};
+use rand_chacha::ChaCha20Rng;
+use rand_core::RngCore;
+use zkgpu::Error;
+use zkgpu::batch_add::{
+    BatchAddCurve, G1, G2, Method, affine_level, batch_add, batch_add_host, batch_add_sets, split_scalars,
+};
+use zkgpu::batch_add_cpu::{CpuCurve, batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
+
+/// `n` distinct points `start + i·step`.
+fn distinct_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
+where
+    C::Projective: Curve<AffineRepr = C::Affine>,
+{
+    let step = C::Projective::random(&mut *rng);
+    let mut acc = C::Projective::random(&mut *rng);
+    let mut proj = Vec::with_capacity(n);
+    for _ in 0..n {
+        proj.push(acc);
+        acc += step;
+    }
+    let mut out = vec![C::Affine::from(C::Projective::identity()); n];
+    C::Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// Distinct points with identities, repeats 32 apart (one lane doubles), neighbours repeated or negated.
+fn edge_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
+where
+    C::Projective: Curve<AffineRepr = C::Affine>,
+    C::Affine: std::ops::Neg<Output = C::Affine>,
+{
+    let mut points = distinct_points::<C>(rng, n);
+    let identity = C::Affine::from(C::Projective::identity());
+    for i in 0..n {
+        match rng.next_u32() % 16 {
+            0 => points[i] = identity,
+            1 if i >= 32 => points[i] = points[i - 32],
+            2 if i >= 32 => points[i] = -points[i - 32],
+            3 if i >= 1 => points[i] = points[i - 1],
+            4 if i >= 1 => points[i] = -points[i - 1],
+            _ => {}
+        }
+    }
+    points
+}
+
+fn random_bitmap(rng: &mut ChaCha20Rng, n: usize) -> Vec<u32> {
+    (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect()
+}
+
+/// GPU sum (points and bitmap uploaded) vs the CPU reference.
+fn check_sum<C, T>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)
+where
+    C: BatchAddCurve + CpuCurve,
+    C::Projective: PartialEq + std::fmt::Debug,
+{
+    let expected = batch_add_cpu::<C>(points, bitmap).unwrap();
+    let got = batch_add_host::<C>(gpu, points, bitmap, method).unwrap();
+    assert_eq!(got, expected, "{what}: n = {}, bitmap: {}, {method:?}", points.len(), bitmap.is_some());
+}
+
+fn check_sizes<C, T>(name: &str, sizes: &[usize], method: Method)
+where
+    C: BatchAddCurve<Affine = T::Affine, Projective = T::Projective> + CpuCurve,
+    T: CurveUnderTest,
+    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
+    T::Affine: std::ops::Neg<Output = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    for &n in sizes {
+        let points = if n <= 1 << 16 { edge_points::<T>(&mut rng, n) } else { distinct_points::<T>(&mut rng, n) };
+        check_sum::<C, T>(&gpu, &points, None, method, name);
+        let bitmap = random_bitmap(&mut rng, n);
+        check_sum::<C, T>(&gpu, &points, Some(&bitmap), method, name);
+        let none = vec![0u32; n.div_ceil(32)];
+        check_sum::<C, T>(&gpu, &points, Some(&none), method, name);
+    }
+}
+
+const SMALL: &[usize] = &[0, 1, 2, 3, 31, 32, 33, 1000, 4097, 1 << 16];
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_sums_small_and_2_16() {
+    check_sizes::<G1, TestG1>("g1_sums_small_and_2_16", SMALL, Method::Xyzz);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_sums_small_and_2_16() {
+    check_sizes::<G2, TestG2>("g2_sums_small_and_2_16", SMALL, Method::Xyzz);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_sums_2_20() {
+    check_sizes::<G1, TestG1>("g1_sums_2_20", &[1 << 20, (1 << 20) + 13], Method::Xyzz);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_sums_2_20() {
+    check_sizes::<G2, TestG2>("g2_sums_2_20", &[1 << 20], Method::Xyzz);
+}
+
+/// The affine method: the levels only run on large lists (>= 2^21 or so points on an H200), so test there.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_affine_method_2_22() {
+    check_sizes::<G1, TestG1>("g1_affine_method_2_22", &[1000, (1 << 22) + 7], Method::Affine);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_affine_method_2_22() {
+    check_sizes::<G2, TestG2>("g2_affine_method_2_22", &[(1 << 22) + 7], Method::Affine);
+}
+
+/// The affine level kernel alone, on every degenerate pair kind and several run lengths.
+fn check_affine_level<C, T>(name: &str)
+where
+    C: BatchAddCurve<Affine = T::Affine, Projective = T::Projective>,
+    T: CurveUnderTest,
+    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
+    T::Affine: std::ops::Neg<Output = T::Affine> + std::fmt::Debug + zkgpu::DeviceSafe,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let identity = T::Affine::from(T::Projective::identity());
+    for n in [1usize, 2, 3, 101, 4096 + 1] {
+        for run in [1usize, 3, 32, 200] {
+            let mut points = distinct_points::<T>(&mut rng, n);
+            for i in 0..n / 2 {
+                match i % 6 {
+                    0 => points[2 * i + 1] = points[2 * i],
+                    1 => points[2 * i + 1] = -points[2 * i],
+                    2 => points[2 * i] = identity,
+                    3 => points[2 * i + 1] = identity,
+                    4 => (points[2 * i], points[2 * i + 1]) = (identity, identity),
+                    _ => {}
+                }
+            }
+            let input = gpu.upload(&points).unwrap();
+            let out = gpu.download(&affine_level::<C>(&gpu, &input, run).unwrap()).unwrap();
+            assert_eq!(out.len(), n.div_ceil(2));
+            for (i, got) in out.iter().enumerate() {
+                let expected = if 2 * i + 1 < n {
+                    T::Projective::from(points[2 * i]) + T::Projective::from(points[2 * i + 1])
+                } else {
+                    T::Projective::from(points[2 * i])
+                };
+                assert_eq!(*got, expected.to_affine(), "n = {n}, run = {run}, pair {i} (kind {})", i % 6);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_affine_level_edge_pairs() {
+    check_affine_level::<G1, TestG1>("g1_affine_level_edge_pairs");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_affine_level_edge_pairs() {
+    check_affine_level::<G2, TestG2>("g2_affine_level_edge_pairs");
+}
+
+/// Many independent sums in one launch, with empty sets, one-point sets and unaligned starts.
+fn check_sets<C, T>(name: &str)
+where
+    C: BatchAddCurve<Affine = T::Affine, Projective = T::Projective> + CpuCurve,
+    T: CurveUnderTest,
+    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
+    T::Affine: std::ops::Neg<Output = T::Affine> + zkgpu::DeviceSafe,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let n = 20_000;
+    let points = edge_points::<T>(&mut rng, n);
+    let mut offsets = vec![0usize, 0, 1, 2, 35, 35, 100, 1000];
+    while *offsets.last().unwrap() < n {
+        let next = (offsets.last().unwrap() + (rng.next_u32() % 3000) as usize).min(n);
+        offsets.push(next);
+    }
+    let bitmap = random_bitmap(&mut rng, n);
+    let device_points = gpu.upload(&points).unwrap();
+    let device_bitmap = gpu.upload(&bitmap).unwrap();
+    for (bm, dbm) in [(None, None), (Some(&bitmap[..]), Some(&device_bitmap))] {
+        let expected = batch_add_sets_cpu::<C>(&points, &offsets, bm).unwrap();
+        let got = batch_add_sets::<C>(&gpu, &device_points, &offsets, dbm, Method::Xyzz).unwrap();
+        assert_eq!(got.len(), offsets.len() - 1);
+        for s in 0..got.len() {
+            assert_eq!(got[s], expected[s], "set {s} ({}..{}), bitmap: {}", offsets[s], offsets[s + 1], bm.is_some());
+        }
+    }
+    // Whole buffer through batch_add on device buffers.
+    let one = batch_add::<C>(&gpu, &device_points, Some(&device_bitmap), Method::Xyzz).unwrap();
+    assert_eq!(one, batch_add_cpu::<C>(&points, Some(&bitmap)).unwrap());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_many_sets_one_launch() {
+    check_sets::<G1, TestG1>("g1_many_sets_one_launch");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_many_sets_one_launch() {
+    check_sets::<G2, TestG2>("g2_many_sets_one_launch");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn scalar_split_matches_cpu() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("scalar_split_matches_cpu");
+    for n in [0usize, 1, 31, 33, 1000, 32 * 1024 + 5, (1 << 20) + 3] {
+        let scalars: Vec<blstrs::Scalar> = (0..n)
+            .map(|_| match rng.next_u32() % 3 {
+                0 => blstrs::Scalar::ZERO,
+                1 => blstrs::Scalar::ONE,
+                _ => blstrs::Scalar::random(&mut rng),
+            })
+            .collect();
+        let (ones, others, indices) = split_scalars_cpu(&scalars);
+        let split = split_scalars(&gpu, &gpu.upload(&scalars).unwrap()).unwrap();
+        assert_eq!(gpu.download(&split.ones).unwrap(), ones, "n = {n}: ones");
+        assert_eq!(gpu.download(&split.others).unwrap(), others, "n = {n}: others");
+        assert_eq!(split.other_count, indices.len(), "n = {n}: count");
+        let got = gpu.download(&split.other_indices).unwrap();
+        assert_eq!(&got[..split.other_count], &indices[..], "n = {n}: indices");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn typed_errors() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("typed_errors");
+    let points = distinct_points::<TestG1>(&mut rng, 100);
+    let r = batch_add_host::<G1>(&gpu, &points, Some(&[0u32; 3]), Method::Xyzz);
+    assert!(matches!(r, Err(Error::BitmapTooShort { words: 3, needed: 4, points: 100 })), "{r:?}");
+    let device_points = gpu.upload(&points).unwrap();
+    let short = gpu.upload(&[u32::MAX; 3]).unwrap();
+    let r = batch_add::<G1>(&gpu, &device_points, Some(&short), Method::Xyzz);
+    assert!(matches!(r, Err(Error::BitmapTooShort { .. })), "{r:?}");
+    for bad in [&[0usize, 101][..], &[0, 50, 40], &[]] {
+        let r = batch_add_sets::<G1>(&gpu, &device_points, bad, None, Method::Xyzz);
+        assert!(matches!(r, Err(Error::InvalidSets(_))), "{bad:?}: {r:?}");
+    }
+}
