@@ -187,7 +187,7 @@ unsafe fn affine_level<F: Field>(input: *const Affine<F>, n: u32, run: u32, outp
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn expand<F: Field>(seeds: *const Affine<F>, step: *const Affine<F>, run: u32, n: u32, out: *mut Affine<F>) {
+unsafe fn expand<F: Field>(seeds: *const Jacobian<F>, step: *const Affine<F>, run: u32, n: u32, out: *mut Affine<F>) {
     let thread = block_idx().x as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
     let start = thread * run as u64;
     if start >= n as u64 {
@@ -195,7 +195,7 @@ unsafe fn expand<F: Field>(seeds: *const Affine<F>, step: *const Affine<F>, run:
     }
     // SAFETY: thread < ceil(n / run) <= seeds' length; step is one point.
     let (seed, step) = unsafe { (*seeds.add(thread as usize), *step) };
-    let mut acc = Xyzz::from_affine(&seed);
+    let mut acc = Xyzz::from_jacobian(&seed);
     let end = (start + run as u64).min(n as u64);
     let mut i = start;
     while i < end {
@@ -208,14 +208,14 @@ unsafe fn expand<F: Field>(seeds: *const Affine<F>, step: *const Affine<F>, run:
 
 macro_rules! batch_add_kernels {
     ($field:ty, $accumulate:ident, $reduce:ident, $finish:ident, $affine_level:ident, $expand:ident, $curve:literal) => {
-        #[doc = concat!("Benchmark inputs: `out[t·run + j] = seeds[t] + j·step` (", $curve, ", affine).")]
+        #[doc = concat!("Benchmark inputs: `out[t·run + j] = seeds[t] + j·step` (", $curve, "; seeds Jacobian, rest affine).")]
         ///
         /// # Safety
         /// Thread `t` (global x index) with `t·run < n` reads `seeds[t]` and `*step` and writes
         /// `out[t·run .. min((t+1)·run, n)]`; `seeds` holds `ceil(n / run)` points, `out` `n`. No aliasing.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $expand(
-            seeds: *const Affine<$field>,
+            seeds: *const Jacobian<$field>,
             step: *const Affine<$field>,
             run: u32,
             n: u32,

@@ -2,6 +2,7 @@
 //! for the GPU and for the CPU reference. A new op (NTT, MSM, batch addition, transfers) is one more
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
 //! change. Ratios to sppark come from `xtask::peers` by op name.
+pub mod batch_add;
 pub mod mul;
 pub mod ntt;
 pub mod transfer;
@@ -83,6 +84,7 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
     fixed
         .into_iter()
         .chain(ntt::all_ops().into_iter().map(|op| Box::new(op) as Box<dyn BenchOp>))
+        .chain(batch_add::all_ops())
     .collect()
 }
 

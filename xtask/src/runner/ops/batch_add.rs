@@ -1,0 +1,320 @@
+//! `batch_add_{g1,g2}_{all,half}`: the sum of 2^n affine points on the device, all of them or those selected
+//! by a 50 % random bitmap; kernel time of one whole sum (accumulate, reduce, finish; the affine levels too).
+//!
+//! GPU variants: `xyzz` (XYZZ accumulation; the baseline) and, for `_all`, `affine` (affine levels with one
+//! inversion per thread run, then XYZZ). CPU variant (no GPU): `blstrs` (mixed additions, the reference).
+//!
+//! Inputs are distinct points generated on the GPU (`batch_add_{g1,g2}_expand`): thread `t` writes
+//! `A + t·B + j·Q` for `j < RUN` (random `A`, `B`, `Q`), so no point repeats and the expected sum has a closed
+//! form: `c·A + (Σ t)·B + (Σ j)·Q` over the selected points, which `verify` checks with blstrs.
+use super::{BenchOp, Case, CaseOptions, Target};
+use crate::Result;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cudarc::driver::PushKernelArg;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use std::marker::PhantomData;
+use std::time::Instant;
+use zkgpu::batch_add::{BatchAddCurve, BatchAdder, G1, G2, Method};
+use zkgpu::batch_add_cpu::{CpuCurve, batch_add_cpu};
+use zkgpu::{DeviceBuffer, Gpu};
+
+/// Points per generator thread.
+const RUN: usize = 1024;
+
+/// What differs between G1 and G2 here.
+pub trait BenchCurve: BatchAddCurve + CpuCurve + Send + Sync {
+    const STEM: &'static str;
+    /// A fixed point of the group (hashed to the curve: blstrs exposes no inherent generator).
+    fn generator() -> Self::Projective;
+    fn mul(p: &Self::Projective, s: u64) -> Self::Projective;
+    fn add(a: &Self::Projective, b: &Self::Projective) -> Self::Projective;
+    fn to_affine(p: &Self::Projective) -> Self::Affine;
+    fn eq(a: &Self::Projective, b: &Self::Projective) -> bool;
+}
+
+impl BenchCurve for G1 {
+    const STEM: &'static str = "g1";
+    fn generator() -> G1Projective {
+        G1Projective::hash_to_curve(b"zkgpu batch_add bench", b"ZKGPU-BENCH-G1", &[])
+    }
+    fn mul(p: &G1Projective, s: u64) -> G1Projective {
+        p * Scalar::from(s)
+    }
+    fn add(a: &G1Projective, b: &G1Projective) -> G1Projective {
+        a + b
+    }
+    fn to_affine(p: &G1Projective) -> G1Affine {
+        G1Affine::from(p)
+    }
+    fn eq(a: &G1Projective, b: &G1Projective) -> bool {
+        a == b
+    }
+}
+
+impl BenchCurve for G2 {
+    const STEM: &'static str = "g2";
+    fn generator() -> G2Projective {
+        G2Projective::hash_to_curve(b"zkgpu batch_add bench", b"ZKGPU-BENCH-G2", &[])
+    }
+    fn mul(p: &G2Projective, s: u64) -> G2Projective {
+        p * Scalar::from(s)
+    }
+    fn add(a: &G2Projective, b: &G2Projective) -> G2Projective {
+        a + b
+    }
+    fn to_affine(p: &G2Projective) -> G2Affine {
+        G2Affine::from(p)
+    }
+    fn eq(a: &G2Projective, b: &G2Projective) -> bool {
+        a == b
+    }
+}
+
+/// A random multiple of the generator (64-bit scalar products: random enough for distinct inputs).
+fn random_point<C: BenchCurve>(rng: &mut ChaCha8Rng) -> C::Projective {
+    let g = C::mul(&C::generator(), rng.next_u64() | 1);
+    C::mul(&g, rng.next_u64() | 1)
+}
+
+/// The generator's parameters `A, B, Q` and the seeds `A + t·B`.
+struct Inputs<C: BenchCurve> {
+    a: C::Projective,
+    b: C::Projective,
+    q: C::Projective,
+    seeds: Vec<C::Projective>,
+}
+
+fn inputs<C: BenchCurve>(n: usize, seed: u64) -> Inputs<C> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (a, b, q) = (random_point::<C>(&mut rng), random_point::<C>(&mut rng), random_point::<C>(&mut rng));
+    let mut seeds = Vec::with_capacity(n.div_ceil(RUN));
+    let mut acc = a;
+    for _ in 0..n.div_ceil(RUN) {
+        seeds.push(acc);
+        acc = C::add(&acc, &b);
+    }
+    Inputs { a, b, q, seeds }
+}
+
+/// 50 % random bitmap over n points (`None` for `_all`).
+fn bitmap(n: usize, half: bool, seed: u64) -> Option<Vec<u32>> {
+    half.then(|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb17_3a9);
+        let mut words: Vec<u32> = (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect();
+        if n % 32 != 0 {
+            if let Some(last) = words.last_mut() {
+                *last &= (1u32 << (n % 32)) - 1;
+            }
+        }
+        words
+    })
+}
+
+/// `c·A + (Σ t)·B + (Σ j)·Q` over the selected points `A + t·B + j·Q`, index `i = t·RUN + j`.
+fn expected_sum<C: BenchCurve>(inp: &Inputs<C>, n: usize, bitmap: Option<&[u32]>) -> C::Projective {
+    let (mut count, mut sum_t, mut sum_j) = (0u64, 0u64, 0u64);
+    for w in 0..n.div_ceil(32) {
+        let mut word = match bitmap {
+            Some(b) => b[w],
+            None if (w + 1) * 32 <= n => u32::MAX,
+            None => (1u32 << (n % 32)) - 1,
+        };
+        while word != 0 {
+            let i = (w * 32) as u64 + word.trailing_zeros() as u64;
+            count += 1;
+            sum_t += i / RUN as u64;
+            sum_j += i % RUN as u64;
+            word &= word - 1;
+        }
+    }
+    let part = C::add(&C::mul(&inp.a, count), &C::mul(&inp.b, sum_t));
+    C::add(&part, &C::mul(&inp.q, sum_j))
+}
+
+pub struct BatchAddOp<C> {
+    half: bool,
+    _curve: PhantomData<C>,
+}
+
+impl<C> BatchAddOp<C> {
+    pub fn new(half: bool) -> Self {
+        BatchAddOp { half, _curve: PhantomData }
+    }
+}
+
+impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
+    fn name(&self) -> &'static str {
+        match (C::STEM, self.half) {
+            ("g1", false) => "batch_add_g1_all",
+            ("g1", true) => "batch_add_g1_half",
+            (_, false) => "batch_add_g2_all",
+            (_, true) => "batch_add_g2_half",
+        }
+    }
+    fn about(&self) -> &'static str {
+        if self.half {
+            "sum of the points selected by a 50% random bitmap, points on the device"
+        } else {
+            "sum of all points, points on the device"
+        }
+    }
+    fn variants(&self, target: Target) -> &'static [&'static str] {
+        match (target, self.half) {
+            (Target::Gpu, false) => &["xyzz", "affine"],
+            (Target::Gpu, true) => &["xyzz"],
+            (Target::Cpu, _) => &["blstrs"],
+        }
+    }
+    fn default_sizes(&self, target: Target) -> &'static [u32] {
+        match target {
+            Target::Gpu => &[20, 21, 22, 23, 24, 25, 26],
+            Target::Cpu => &[10, 12, 14],
+        }
+    }
+    fn kernels(&self, variant: &str) -> Vec<String> {
+        let mut names: Vec<String> =
+            ["accumulate", "reduce", "finish"].iter().map(|k| format!("batch_add_{}_{k}", C::STEM)).collect();
+        if variant == "affine" {
+            names.push(format!("batch_add_{}_affine_level", C::STEM));
+        }
+        names
+    }
+    fn prepare<'g>(
+        &self,
+        gpu: Option<&'g Gpu>,
+        variant: &str,
+        log_n: u32,
+        opts: &CaseOptions,
+    ) -> Result<Box<dyn Case + 'g>> {
+        let n = 1usize << log_n;
+        let inp = inputs::<C>(n, opts.seed ^ log_n as u64);
+        let bits = bitmap(n, self.half, opts.seed ^ log_n as u64);
+        let expected = expected_sum::<C>(&inp, n, bits.as_deref());
+        match (gpu, variant) {
+            (Some(gpu), "xyzz" | "affine") => {
+                let method = if variant == "affine" { Method::Affine } else { Method::Xyzz };
+                let points = generate_on_gpu::<C>(gpu, &inp, n)?;
+                let bitmap = bits.as_deref().map(|b| gpu.upload(b)).transpose()?;
+                let adder = BatchAdder::<C>::new(gpu, n, &[0, n], method)?;
+                Ok(Box::new(GpuCase::<C> { gpu, adder, points, bitmap, expected }))
+            }
+            (None, "blstrs") => {
+                let points: Vec<C::Affine> = (0..n)
+                    .map(|i| {
+                        let p = C::add(&inp.seeds[i / RUN], &C::mul(&inp.q, (i % RUN) as u64));
+                        C::to_affine(&p)
+                    })
+                    .collect();
+                Ok(Box::new(CpuCase::<C> { points, bitmap: bits, expected, last: None }))
+            }
+            _ => Err(format!("{}: no variant {variant:?} here", self.name()).into()),
+        }
+    }
+}
+
+/// The n input points, generated on the GPU from the seeds.
+fn generate_on_gpu<C: BenchCurve>(gpu: &Gpu, inp: &Inputs<C>, n: usize) -> Result<DeviceBuffer<C::Affine>> {
+    let seeds = gpu.upload(&inp.seeds)?;
+    let step = gpu.upload(&[C::to_affine(&inp.q)])?;
+    let mut points = gpu.alloc_zeroed::<C::Affine>(n)?;
+    let function = gpu.function(&format!("batch_add_{}_expand", C::STEM))?;
+    let (run, n32) = (RUN as u32, u32::try_from(n)?);
+    let mut launch = gpu.stream().launch_builder(&function);
+    launch.arg(seeds.raw()).arg(step.raw()).arg(&run).arg(&n32).arg(points.raw_mut());
+    // SAFETY: batch_add_{C}_expand: ceil(n / RUN) threads, seeds holds that many Jacobian points, step one
+    // affine point, points n; distinct buffers.
+    unsafe { launch.launch(zkgpu::launch_config_1d(n.div_ceil(RUN), 64)) }?;
+    gpu.synchronize()?;
+    Ok(points)
+}
+
+struct GpuCase<'g, C: BenchCurve> {
+    gpu: &'g Gpu,
+    adder: BatchAdder<'g, C>,
+    points: DeviceBuffer<C::Affine>,
+    bitmap: Option<DeviceBuffer<u32>>,
+    expected: C::Projective,
+}
+
+impl<C: BenchCurve> Case for GpuCase<'_, C> {
+    fn inputs(&self) -> &'static str {
+        "device"
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let (adder, points, bitmap) = (&mut self.adder, &self.points, self.bitmap.as_ref());
+        let ms = self.gpu.time_ms(|_| adder.enqueue(points, bitmap))?;
+        Ok(ms as f64)
+    }
+
+    fn verify(&mut self, _runs: u32) -> Result<()> {
+        let got = self.adder.sums()?;
+        match got.first() {
+            Some(sum) if C::eq(sum, &self.expected) => Ok(()),
+            _ => Err(format!("batch_add_{}: GPU sum differs from the closed-form blstrs sum", C::STEM).into()),
+        }
+    }
+
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        let method = format!("{:?}", self.adder.method());
+        serde_json::Map::from_iter([("method".to_string(), method.into())])
+    }
+}
+
+struct CpuCase<C: BenchCurve> {
+    points: Vec<C::Affine>,
+    bitmap: Option<Vec<u32>>,
+    expected: C::Projective,
+    last: Option<C::Projective>,
+}
+
+impl<C: BenchCurve> Case for CpuCase<C> {
+    fn inputs(&self) -> &'static str {
+        "host"
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let start = Instant::now();
+        let sum = batch_add_cpu::<C>(&self.points, self.bitmap.as_deref())?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        self.last = Some(sum);
+        Ok(ms)
+    }
+
+    fn verify(&mut self, _runs: u32) -> Result<()> {
+        match &self.last {
+            Some(sum) if C::eq(sum, &self.expected) => Ok(()),
+            _ => Err(format!("batch_add_{}: CPU sum differs from the closed form", C::STEM).into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_cases_verify_against_the_closed_form() {
+        let opts = CaseOptions { seed: 5, iters: None };
+        for op in [
+            &BatchAddOp::<G1>::new(false) as &dyn BenchOp,
+            &BatchAddOp::<G1>::new(true),
+            &BatchAddOp::<G2>::new(true),
+        ] {
+            let mut case = op.prepare(None, "blstrs", 11, &opts).unwrap();
+            case.run().unwrap();
+            case.verify(1).unwrap();
+        }
+    }
+}
+
+/// The four ops, in listing order.
+pub fn all_ops() -> Vec<Box<dyn BenchOp>> {
+    vec![
+        Box::new(BatchAddOp::<G1>::new(false)),
+        Box::new(BatchAddOp::<G1>::new(true)),
+        Box::new(BatchAddOp::<G2>::new(false)),
+        Box::new(BatchAddOp::<G2>::new(true)),
+    ]
+}
