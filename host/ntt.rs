@@ -184,6 +184,7 @@ pub struct Ntt {
     pass_dif: CudaFunction,
     pass_dit: CudaFunction,
     bit_reverse: CudaFunction,
+    bit_reverse_tiled: CudaFunction,
     fill_table: CudaFunction,
     h_pointwise: CudaFunction,
     tables: Mutex<Tables>,
@@ -200,6 +201,7 @@ impl Ntt {
             pass_dif: gpu.function("ntt_pass_dif")?,
             pass_dit: gpu.function("ntt_pass_dit")?,
             bit_reverse: gpu.function("ntt_bit_reverse")?,
+            bit_reverse_tiled: gpu.function("ntt_bit_reverse_tiled")?,
             fill_table: gpu.function("ntt_fill_table")?,
             h_pointwise: gpu.function("ntt_h_pointwise")?,
             tables: Mutex::new(Tables::default()),
@@ -331,6 +333,23 @@ impl Ntt {
 
     /// In-place bit-reversal of every size-2^log_n transform in `data`.
     fn permute(&self, data: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
+        use zkgpu_kernels::ntt::{ELEMENT_BYTES, PERMUTE_EDGE_BITS, PERMUTE_MIN_LOG_N, PERMUTE_PITCH, PERMUTE_TILE};
+        if log_n >= PERMUTE_MIN_LOG_N {
+            let blocks = data.len() >> PERMUTE_MIN_LOG_N;
+            let grid = u32::try_from(blocks).map_err(|_| Error::InvalidLaunch(format!("{blocks} permutation blocks")))?;
+            let cfg = LaunchConfig {
+                grid_dim: (grid, 1, 1),
+                block_dim: (PERMUTE_TILE, 1, 1),
+                shared_mem_bytes: 2 * (PERMUTE_PITCH << PERMUTE_EDGE_BITS) * ELEMENT_BYTES as u32,
+            };
+            let mut launch = self.gpu.stream().launch_builder(&self.bit_reverse_tiled);
+            launch.arg(data.raw_mut()).arg(&log_n);
+            // SAFETY: one block of 256 threads per (transform, middle value): data.len() >> 8 blocks, as the
+            // kernel requires; two padded 16 x 16 tiles of shared memory; every position the kernel touches is
+            // inside `data` (a whole number of 2^log_n transforms, checked by check_shape).
+            unsafe { launch.launch(cfg) }?;
+            return Ok(());
+        }
         let total = data.len() as u64;
         let cfg = self.elementwise_config(data.len());
         let mut launch = self.gpu.stream().launch_builder(&self.bit_reverse);

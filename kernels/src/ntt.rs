@@ -235,6 +235,54 @@ pub fn butterfly_dit(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
     (x.add(&wy), x.sub(&wy))
 }
 
+/// Tiled bit-reversal (`ntt_bit_reverse_tiled`): index bits of a size-2^log_n transform are split as
+/// `(a, M, c)` with `a`, `c` of [`PERMUTE_EDGE_BITS`] bits each and `M` the middle; `bit_reverse(a, M, c) =
+/// (rev(c), rev(M), rev(a))`. A block takes the middle value `M` and its mirror `M' = rev(M)` (blocks with
+/// `M > M'` have nothing to do), loads both 16 x 16 tiles (rows `a`, runs of 16 consecutive `c`), and writes
+/// each transposed and bit-reversed into the other's place (runs of 16 consecutive `rev(a)`): reads and writes
+/// are both 512-byte runs, unlike the element-wise swap.
+pub const PERMUTE_EDGE_BITS: u32 = 4;
+/// Elements per tile of the tiled bit-reversal (16 x 16).
+pub const PERMUTE_TILE: u32 = 1 << (2 * PERMUTE_EDGE_BITS);
+/// Row pitch of a tile in shared memory, in elements (one element of padding against bank conflicts).
+pub const PERMUTE_PITCH: u32 = (1 << PERMUTE_EDGE_BITS) + 1;
+/// Smallest log2 size the tiled bit-reversal handles (two edges; the middle may be empty).
+pub const PERMUTE_MIN_LOG_N: u32 = 2 * PERMUTE_EDGE_BITS;
+
+/// The tiled bit-reversal's view of one block: transform base and the two middle values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PermuteBlock {
+    /// First element of the transform.
+    pub base: u64,
+    /// This block's middle value.
+    pub middle: u64,
+    /// Its mirror, `bit_reverse(middle, log_n - 2 * PERMUTE_EDGE_BITS)`.
+    pub mirror: u64,
+}
+
+impl PermuteBlock {
+    /// Block `block` of the grid (`batch << (log_n - 8)` blocks), `log_n >= PERMUTE_MIN_LOG_N`.
+    #[inline(always)]
+    pub fn new(block: u64, log_n: u32) -> PermuteBlock {
+        let middle_bits = log_n - PERMUTE_MIN_LOG_N;
+        let middle = block & ((1u64 << middle_bits) - 1);
+        let base = (block >> middle_bits) << log_n;
+        PermuteBlock { base, middle, mirror: bit_reverse(middle, middle_bits) }
+    }
+
+    /// Whether this block does the work for its pair (the one with the smaller middle value).
+    #[inline(always)]
+    pub fn active(&self) -> bool {
+        self.middle <= self.mirror
+    }
+
+    /// Global position of tile element `(row, col)` (`row`, `col` < 16) for middle value `m`.
+    #[inline(always)]
+    pub fn position(&self, log_n: u32, m: u64, row: u32, col: u32) -> u64 {
+        self.base + ((row as u64) << (log_n - PERMUTE_EDGE_BITS)) + (m << PERMUTE_EDGE_BITS) + col as u64
+    }
+}
+
 /// The host-side plan: how a transform is split into passes (also used by the CPU emulation in the tests).
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod plan {
@@ -320,14 +368,46 @@ pub mod plan {
         }
     }
 
-    /// Emulates `ntt_bit_reverse` on the CPU: each transform of size 2^log_n in `data` is permuted.
+    /// Emulates the permutation step on the CPU as the host launches it: `ntt_bit_reverse_tiled` block by
+    /// block from 2^[`PERMUTE_MIN_LOG_N`] on, `ntt_bit_reverse` below.
     pub fn emulate_bit_reverse(data: &mut [Fr], log_n: u32) {
+        if log_n >= PERMUTE_MIN_LOG_N {
+            return emulate_bit_reverse_tiled(data, log_n);
+        }
         let n = 1usize << log_n;
         for chunk in data.chunks_mut(n) {
             for p in 0..n {
                 let r = bit_reverse(p as u64, log_n) as usize;
                 if p < r {
                     chunk.swap(p, r);
+                }
+            }
+        }
+    }
+
+    /// Emulates `ntt_bit_reverse_tiled`: each active block loads both tiles, then writes them transposed.
+    pub fn emulate_bit_reverse_tiled(data: &mut [Fr], log_n: u32) {
+        let edge = 1u32 << PERMUTE_EDGE_BITS;
+        let blocks = (data.len() >> PERMUTE_MIN_LOG_N) as u64;
+        for block in 0..blocks {
+            let pb = PermuteBlock::new(block, log_n);
+            if !pb.active() {
+                continue;
+            }
+            let mut tiles = [[Fr::ZERO; PERMUTE_TILE as usize]; 2];
+            for (t, m) in [pb.middle, pb.mirror].into_iter().enumerate() {
+                for e in 0..PERMUTE_TILE {
+                    let (row, col) = (e >> PERMUTE_EDGE_BITS, e & (edge - 1));
+                    tiles[t][e as usize] = data[pb.position(log_n, m, row, col) as usize];
+                }
+            }
+            // Tile of `middle` goes to `mirror` and back; when they are equal both writes agree.
+            for (t, m) in [pb.mirror, pb.middle].into_iter().enumerate() {
+                for e in 0..PERMUTE_TILE {
+                    let (row, col) = (e >> PERMUTE_EDGE_BITS, e & (edge - 1));
+                    let src_row = bit_reverse(col as u64, PERMUTE_EDGE_BITS) as u32;
+                    let src_col = bit_reverse(row as u64, PERMUTE_EDGE_BITS) as u32;
+                    data[pb.position(log_n, m, row, col) as usize] = tiles[t][(src_row * edge + src_col) as usize];
                 }
             }
         }
@@ -364,6 +444,22 @@ mod tests {
         }
         assert_eq!(pass_bits(24), vec![8, 8, 8]);
         assert_eq!(pass_bits(28), vec![10, 9, 9]);
+    }
+
+    #[test]
+    fn tiled_bit_reverse_is_the_bit_reversal() {
+        for log_n in PERMUTE_MIN_LOG_N..=14 {
+            for batch in [1usize, 3] {
+                let n = 1usize << log_n;
+                let data: Vec<Fr> = (0..n * batch).map(|i| Fr::from_limbs([i as u32, 7, 0, 0, 0, 0, 0, 0])).collect();
+                let mut tiled = data.clone();
+                emulate_bit_reverse_tiled(&mut tiled, log_n);
+                for (i, x) in tiled.iter().enumerate() {
+                    let (t, p) = (i / n, i % n);
+                    assert_eq!(*x, data[t * n + bit_reverse(p as u64, log_n) as usize], "2^{log_n} x{batch} at {i}");
+                }
+            }
+        }
     }
 
     #[test]

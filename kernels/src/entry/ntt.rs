@@ -1,11 +1,15 @@
 //! NTT kernels over Fr (algorithm and geometry in `crate::ntt`):
 //! - `ntt_pass_dif`, `ntt_pass_dit`: one pass of up to 10 radix-2 stages in shared memory, scaling folded in;
-//! - `ntt_bit_reverse`: in-place bit-reversal permutation of every transform of a batch;
+//! - `ntt_bit_reverse_tiled` (sizes >= 2^8) and `ntt_bit_reverse` (any size): in-place bit-reversal permutation of
+//!   every transform of a batch;
 //! - `ntt_fill_table`: builds a twiddle table `out[e] = hi[e >> s] * lo[e mod 2^s]`;
 //! - `ntt_h_pointwise`: the Groth16 H-term step `a[i] = (a[i] b[i] - c[i]) z`.
 use crate::device::{SharedArena, block_dim_x, block_idx_x, global_thread_count, global_thread_index, sync_threads, thread_idx_x};
 use crate::field::{Field, Fr};
-use crate::ntt::{PassParams, ScaleMode, bit_reverse, butterfly_dif, butterfly_dit, scale_factor};
+use crate::ntt::{
+    PERMUTE_EDGE_BITS, PERMUTE_MIN_LOG_N, PERMUTE_PITCH, PassParams, PermuteBlock, ScaleMode, bit_reverse, butterfly_dif,
+    butterfly_dit, scale_factor,
+};
 
 /// An Fr with 32-byte alignment, so a load or store is two 128-bit accesses (device buffers and the shared
 /// tile are 32-byte aligned: allocations are 256-byte aligned and elements are 32 bytes).
@@ -158,6 +162,53 @@ pub unsafe extern "ptx-kernel" fn ntt_bit_reverse(data: *mut Fr, log_n: u32, tot
             }
         }
         g += stride;
+    }
+}
+
+/// Kernel `ntt_bit_reverse_tiled`: permutes each size-`2^log_n` transform of `data` (`log_n >= 8`) into
+/// bit-reversed order, in place, through 16 x 16 tiles in shared memory (see `crate::ntt::PermuteBlock`).
+///
+/// # Safety
+/// Grid: `total >> 8` blocks (one per middle value and transform) of 256 threads, at least
+/// `2 * 16 * PERMUTE_PITCH * 32` bytes of dynamic shared memory. Thread `e` moves tile element (e / 16, e % 16)
+/// of the block's two tiles; a block reads and writes only the two tiles of its pair (middle value `M` and
+/// `rev(M)`, handled by the block of the smaller one), all reads before a barrier and all writes after it.
+/// `data` valid for `total` elements (a multiple of 2^log_n), 32-byte aligned.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_bit_reverse_tiled(data: *mut Fr, log_n: u32) {
+    if log_n < PERMUTE_MIN_LOG_N || block_dim_x() != 1 << (2 * PERMUTE_EDGE_BITS) {
+        return;
+    }
+    let pb = PermuteBlock::new(block_idx_x() as u64, log_n);
+    if !pb.active() {
+        return;
+    }
+    let tile_len = (PERMUTE_PITCH << PERMUTE_EDGE_BITS) as usize;
+    // Every thread of the block makes the same allocation: all return here or none.
+    let Some(shared) = SharedArena::dynamic().alloc::<Fr>(2 * tile_len) else { return };
+    let (first, second) = (shared.as_ptr(), shared.as_ptr().wrapping_add(tile_len));
+    let e = thread_idx_x();
+    let (row, col) = (e >> PERMUTE_EDGE_BITS, e & ((1 << PERMUTE_EDGE_BITS) - 1));
+    let slot = (row * PERMUTE_PITCH + col) as usize;
+    let pair = pb.middle != pb.mirror;
+    // SAFETY: positions lie in this block's two tiles (inside `data`); slot < tile_len; each thread writes its
+    // own slot.
+    unsafe {
+        store(first.add(slot), load(data.add(pb.position(log_n, pb.middle, row, col) as usize)));
+        if pair {
+            store(second.add(slot), load(data.add(pb.position(log_n, pb.mirror, row, col) as usize)));
+        }
+        sync_threads();
+    }
+    let src_row = bit_reverse(col as u64, PERMUTE_EDGE_BITS) as u32;
+    let src_col = bit_reverse(row as u64, PERMUTE_EDGE_BITS) as u32;
+    let src = (src_row * PERMUTE_PITCH + src_col) as usize;
+    // SAFETY: after the barrier the tiles are only read; each global position is written by one thread.
+    unsafe {
+        store(data.add(pb.position(log_n, pb.mirror, row, col) as usize), load(first.add(src)));
+        if pair {
+            store(data.add(pb.position(log_n, pb.middle, row, col) as usize), load(second.add(src)));
+        }
     }
 }
 
