@@ -187,20 +187,31 @@ pub fn ptxas_report(built: &BuiltPtx) -> Result<Report> {
     let ptxas = ptxas()?;
     let cubin_dir = util::target_dir().join("zkgpu-cubin");
     std::fs::create_dir_all(&cubin_dir).map_err(|e| format!("{}: {e}", cubin_dir.display()))?;
-    let mut per_arch: BTreeMap<&'static str, BTreeMap<String, Resources>> = BTreeMap::new();
+    let mut jobs = Vec::new();
     for (arch, ptx) in built.files.iter().chain(&built.test_files) {
         if std::fs::metadata(ptx).map(|m| m.len() == 0).unwrap_or(true) {
             continue; // the test module is empty when it was not built
         }
         let stem = ptx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let cubin = cubin_dir.join(format!("{stem}.cubin"));
-        let out = Command::new(&ptxas)
-            .arg(format!("-arch={arch}"))
-            .arg("-v")
-            .arg("-o")
-            .arg(&cubin)
-            .arg(ptx)
-            .output()
+        jobs.push((*arch, ptx, cubin_dir.join(format!("{stem}.cubin"))));
+    }
+    // The modules are independent: assemble them side by side (the test module takes minutes alone).
+    let outputs: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(arch, ptx, cubin)| {
+                let ptxas = &ptxas;
+                scope.spawn(move || {
+                    Command::new(ptxas).arg(format!("-arch={arch}")).arg("-v").arg("-o").arg(cubin).arg(ptx).output()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join()).collect()
+    });
+    let mut per_arch: BTreeMap<&'static str, BTreeMap<String, Resources>> = BTreeMap::new();
+    for ((arch, ptx, _), out) in jobs.iter().zip(outputs) {
+        let out = out
+            .map_err(|_| "a ptxas thread panicked".to_string())?
             .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         if !out.status.success() {
