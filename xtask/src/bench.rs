@@ -20,7 +20,8 @@ pub fn run(args: &[String]) -> Result<()> {
 
     // ptxas table for the kernels this sweep uses (useful with or without a GPU).
     let kernels = kernel_names(&runner, args)?;
-    match ptx::build().and_then(|b| ptx::ptxas_report(&b)) {
+    // Benchmarked kernels live in the production module; the (large) test module is skipped.
+    match ptx::build().and_then(|b| ptx::ptxas_report(&b, false)) {
         Ok(report) => ptx::print_table(&report, Some(&|k: &str| kernels.iter().any(|n| n == k))),
         Err(e) => eprintln!("xtask: warning: no ptxas table: {e}"),
     }

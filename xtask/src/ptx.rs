@@ -75,7 +75,7 @@ pub fn run(check: bool) -> Result<Report> {
     if !check {
         warn_if_sources_uncommitted();
     }
-    let report = ptxas_report(&built)?;
+    let report = ptxas_report(&built, true)?;
     print_table(&report, None);
     problems.extend(spill_problems(&report));
     if check {
@@ -182,13 +182,15 @@ os.replace(dest + ".part", dest)
     Ok(bin)
 }
 
-/// Run `ptxas -arch=<arch> -v` on each module (production and test) and parse the per-kernel resources.
-pub fn ptxas_report(built: &BuiltPtx) -> Result<Report> {
+/// Run `ptxas -arch=<arch> -v` on the production module (and the test module if `with_test_module`) and
+/// parse the per-kernel resources.
+pub fn ptxas_report(built: &BuiltPtx, with_test_module: bool) -> Result<Report> {
     let ptxas = ptxas()?;
     let cubin_dir = util::target_dir().join("zkgpu-cubin");
     std::fs::create_dir_all(&cubin_dir).map_err(|e| format!("{}: {e}", cubin_dir.display()))?;
     let mut jobs = Vec::new();
-    for (arch, ptx) in built.files.iter().chain(&built.test_files) {
+    let test_files: &[(&'static str, PathBuf)] = if with_test_module { &built.test_files } else { &[] };
+    for (arch, ptx) in built.files.iter().chain(test_files) {
         if std::fs::metadata(ptx).map(|m| m.len() == 0).unwrap_or(true) {
             continue; // the test module is empty when it was not built
         }
