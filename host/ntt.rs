@@ -283,11 +283,10 @@ impl Ntt {
             self.scale_tables(&mut tables, log_n, ScaleKind::InverseThenCoset)?;
             self.scale_tables(&mut tables, log_n, ScaleKind::CosetInverse)?;
         }
-        if !tables.z_inv.contains_key(&log_n) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = tables.z_inv.entry(log_n) {
+            // g is not in the subgroup of order n, so g^n != 1 and Z is invertible on the coset.
             let z = coset_generator().pow_vartime([n as u64]) - Scalar::ONE;
-            let z_inv = z.invert().unwrap_or(Scalar::ZERO);
-            let buf = self.gpu.upload(&[z_inv])?;
-            tables.z_inv.insert(log_n, buf);
+            slot.insert(self.gpu.upload(&[z.invert().unwrap_or(Scalar::ZERO)])?);
         }
         if log_n > 0 {
             let log_fwd = tables.twiddles[0].as_ref().map_or(log_n, |t| t.0);
