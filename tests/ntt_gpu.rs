@@ -247,3 +247,68 @@ fn spot_check_2_24() {
 fn spot_check_2_27() {
     spot_check(27, &[NttConfig::forward().orders(Order::Natural, Order::BitReversed)]);
 }
+
+/// `s * t^i` for i in `start..start + len`, generated in parallel chunks (for 2^30 elements).
+fn geometric_range(s: Scalar, t: Scalar, start: usize, len: usize) -> Vec<Scalar> {
+    let mut out = vec![Scalar::ZERO; len];
+    let threads = std::thread::available_parallelism().map_or(4, |p| p.get());
+    let chunk = len.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (c, part) in out.chunks_mut(chunk).enumerate() {
+            scope.spawn(move || {
+                let mut x = s * t.pow_vartime([(start + c * chunk) as u64]);
+                for v in part {
+                    *v = x;
+                    x *= t;
+                }
+            });
+        }
+    });
+    out
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn round_trip_2_30_or_out_of_memory() {
+    // 2^30 elements are 32 GiB; with both twiddle tables (16 GiB each) the round trip needs ~64 GiB of device
+    // memory. Where the device has less, the typed error must come back with the buffer unchanged.
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("round_trip_2_30_or_out_of_memory");
+    let (s, t) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let n = 1usize << 30;
+    let mut buf = match gpu.upload(&geometric_range(s, t, 0, n)) {
+        Ok(buf) => buf,
+        Err(Error::OutOfMemory { .. }) => {
+            println!("2^30 does not fit this device ({} bytes): OutOfMemory, as it should", gpu.info().total_memory);
+            return;
+        }
+        Err(e) => panic!("upload: {e}"),
+    };
+    let fwd = NttConfig::forward().orders(Order::Natural, Order::BitReversed);
+    let inv = NttConfig::inverse().orders(Order::BitReversed, Order::Natural);
+    for cfg in [fwd, inv] {
+        match ntt.run(&mut buf, n, cfg) {
+            Ok(()) => {}
+            Err(Error::OutOfMemory { .. }) => {
+                // The table allocation failed before any kernel ran: the data must be as it was.
+                let now = gpu.download(&buf).unwrap();
+                let expected = if cfg == fwd { geometric_range(s, t, 0, 1 << 20) } else { Vec::new() };
+                if cfg == fwd {
+                    assert!(now[..1 << 20] == expected[..], "{cfg}: OutOfMemory but the buffer changed");
+                }
+                println!("{cfg} at 2^30: OutOfMemory (device has {} bytes)", gpu.info().total_memory);
+                return;
+            }
+            Err(e) => panic!("{cfg} at 2^30: {e}"),
+        }
+    }
+    let back = gpu.download(&buf).unwrap();
+    drop(buf);
+    for start in (0..n).step_by(1 << 26) {
+        let expected = geometric_range(s, t, start, 1 << 26);
+        if let Some(i) = first_mismatch(&back[start..start + (1 << 26)], &expected) {
+            panic!("2^30 round trip differs at {}", start + i);
+        }
+    }
+}
