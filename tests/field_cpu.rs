@@ -205,3 +205,14 @@ mod mul_variants {
     mul_variant_tests!(fr, Fr);
     mul_variant_tests!(fq, Fq);
 }
+
+/// `Fq2::mul_lowreg` (the reordered Karatsuba) against blstrs on edge cases and seeded random pairs.
+#[test]
+fn fq2_mul_lowreg_matches_blstrs() {
+    let mut rng = common::seeded_rng("fq2::mul_lowreg");
+    let (a, b) = test_inputs::<Fq2>(&mut rng, RANDOM_PAIRS);
+    for (x, y) in a.iter().zip(&b) {
+        let got = Fq2::from_ref(x).mul_lowreg(&Fq2::from_ref(y));
+        assert_eq!(got.to_ref(), *x * *y, "{x:?} * {y:?}");
+    }
+}

@@ -48,6 +48,21 @@ impl Fq2 {
         Self { c0: fq_sub::<P>(&a0b0, &a1b1), c1: fq_sub::<P>(&fq_sub::<P>(&cross, &a0b0), &a1b1) }
     }
 
+    /// Karatsuba product with a0b0 and a1b1 folded into c0 and their sum before the cross product, so two Fq
+    /// values (not the three products) are live across it. Same IMAD count as `mul`; ptxas (sm_90) gives
+    /// 120 instead of 128 registers in a multiplication chain, but in the G2 batch-add kernels at the
+    /// 255-register cap the effect is mixed (accumulate: 988 -> 752 B spill stores, affine_level: 16 -> 0,
+    /// reduce: 1436 -> 1680), so it is an opt-in per call site, not the default (kernels/NOTES.md "Fr tuning").
+    #[inline(always)]
+    pub fn mul_lowreg(&self, rhs: &Self) -> Self {
+        let a0b0 = self.c0.mul(&rhs.c0);
+        let a1b1 = self.c1.mul(&rhs.c1);
+        let c0 = a0b0.sub(&a1b1);
+        let sum = a0b0.add(&a1b1);
+        let cross = self.c0.add(&self.c1).mul(&rhs.c0.add(&rhs.c1));
+        Self { c0, c1: cross.sub(&sum) }
+    }
+
     /// (a0 + a1 u)² = (a0 + a1)(a0 - a1) + 2 a0 a1 u: two Fq multiplications.
     #[inline(always)]
     fn square_with<const P: bool>(&self) -> Self {
