@@ -32,6 +32,8 @@ pub const MAX_PASS_BITS: u32 = 10;
 /// log2 of the most elements one block holds in shared memory (2^10 x 32 B = 32 KiB: under the 48 KiB
 /// default, several blocks per SM).
 pub const TILE_BITS: u32 = 10;
+/// log2 of the number of tiles below which a pass uses smaller tiles (more, smaller blocks).
+pub const SMALL_GRID_LOG_TILES: u32 = 8;
 /// Threads per block of a pass (fewer when the tile has fewer than 2x as many elements).
 pub const MAX_THREADS: u32 = 256;
 /// Largest supported log2 size (Fr's two-adicity is 32; memory ends well before).
@@ -307,9 +309,14 @@ pub mod plan {
         let batch_tz = if batch == 0 { 0 } else { batch.trailing_zeros() };
         let mut low = if dit { 0 } else { log_n };
         let mut out = Vec::with_capacity(count);
+        // Small grids get smaller tiles so that there are at least ~2^SMALL_GRID_LOG_TILES blocks to spread
+        // over the SMs (2^16: 256 tiles of 2^8 rather than 64 of 2^10).
+        let total = batch.max(1) << log_n;
+        let log_total = 63 - total.leading_zeros();
+        let tile_bits = log_total.saturating_sub(SMALL_GRID_LOG_TILES).min(TILE_BITS);
         for (p, &k) in bits.iter().enumerate() {
             let log_b = if dit { low } else { low - k };
-            let budget = TILE_BITS.max(k) - k;
+            let budget = tile_bits.max(k) - k;
             let log_l = log_b.min(budget);
             // hi groups in all: batch * 2^(log_n - log_b - k); a tile takes a power of two that divides it.
             let hi_tz = batch_tz + (log_n - log_b - k);
