@@ -15,6 +15,7 @@
 //! - ptxas must accept the module for every arch;
 //! - a *hot* kernel must not spill. Hot = every kernel except the test-only ones (`arith_*`, `device_api_*`,
 //!   `smoke_*`), which exist to check correctness: their spills are reported as warnings, not failures.
+//!   Known spills of a hot kernel can be accepted explicitly, with a byte ceiling, in [`ACCEPTED_SPILLS`].
 use crate::util::{self, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,17 @@ pub const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc==13.0.88";
 const PTXAS_VERSION: &str = "13.0.88";
 /// Kernel name prefixes of test-only kernels (spills there are reported, not fatal).
 pub const TEST_ONLY_PREFIXES: [&str; 3] = ["arith_", "device_api_", "smoke_"];
+
+/// Hot kernels whose spills are known and accepted for now, each with a ceiling (bytes of spill stores and
+/// of spill loads, per arch) so that growth still fails the check. Every entry is a performance debt: the
+/// table prints these spills on every run. Remove an entry as soon as its kernel stops spilling.
+/// (kernel name prefix, max spill-store bytes, max spill-load bytes, why)
+pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[(
+    "batch_add_g2_",
+    2048,
+    1024,
+    "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, batch addition)",
+)];
 
 /// PTX freshly built from the sources, per arch: the production module (`files`, committed) and the test
 /// module (`test_files`; an empty file when build.rs did not build it).
@@ -258,11 +270,17 @@ fn number_before(line: &str, marker: &str) -> Option<u32> {
     head.trim_end().rsplit(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 
-/// Failures under the check policy: any spill in a hot kernel.
+/// Failures under the check policy: a spill in a hot kernel, beyond its ceiling if it is in
+/// [`ACCEPTED_SPILLS`].
 pub fn spill_problems(report: &Report) -> Vec<String> {
     let mut problems = Vec::new();
     for (arch, kernels) in &report.per_arch {
         for (name, r) in kernels {
+            let accepted = ACCEPTED_SPILLS.iter().find(|(prefix, ..)| name.starts_with(prefix));
+            let within = accepted.is_some_and(|(_, st, ld, _)| r.spill_stores <= *st && r.spill_loads <= *ld);
+            if within {
+                continue;
+            }
             if (r.spill_stores > 0 || r.spill_loads > 0) && is_hot(name) {
                 problems.push(format!(
                     "hot kernel {name} spills on {arch}: {} bytes stores, {} bytes loads",
@@ -289,10 +307,16 @@ pub fn print_table(report: &Report, filter: Option<&dyn Fn(&str) -> bool>) {
         top.push_str(&format!(" | {arch:<31}"));
         header.push_str(&cell("regs", "smem", "stack", "spill st/ld"));
     }
-    println!("\nptxas resources per kernel (bytes; * = test-only kernel, spills there are not fatal)");
+    println!("\nptxas resources per kernel (bytes; * = test-only kernel, spills there are not fatal; + = spills accepted up to a ceiling, see ACCEPTED_SPILLS in xtask/src/ptx.rs)");
     println!("{top}\n{header}\n{}", "-".repeat(header.len()));
     for name in names {
-        let mark = if is_hot(name) { "" } else { "*" };
+        let mark = if !is_hot(name) {
+            "*"
+        } else if ACCEPTED_SPILLS.iter().any(|(prefix, ..)| name.starts_with(prefix)) {
+            "+"
+        } else {
+            ""
+        };
         let mut line = format!("{:<width$}", format!("{name}{mark}"));
         for arch in &arches {
             match report.per_arch.get(arch).and_then(|k| k.get(name)) {
@@ -349,6 +373,19 @@ ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 64 bytes c
         let problems = spill_problems(&report);
         assert_eq!(problems.len(), 1);
         assert!(problems[0].contains("bench_mul_fq_asm"));
+    }
+
+    #[test]
+    fn accepted_spills_have_a_ceiling() {
+        let spill = |name: &str, st, ld| Report {
+            per_arch: BTreeMap::from([(
+                "sm_90",
+                BTreeMap::from([(name.to_string(), Resources { spill_stores: st, spill_loads: ld, ..Default::default() })]),
+            )]),
+        };
+        assert!(spill_problems(&spill("batch_add_g2_accumulate", 988, 644)).is_empty());
+        assert_eq!(spill_problems(&spill("batch_add_g2_accumulate", 4096, 644)).len(), 1, "over the ceiling");
+        assert_eq!(spill_problems(&spill("batch_add_g1_accumulate", 4, 4)).len(), 1, "G1 is not accepted");
     }
 
     #[test]
