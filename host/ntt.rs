@@ -367,6 +367,9 @@ impl Ntt {
         };
         let missing = || Error::InvalidLaunch(format!("NTT table for 2^{log_n} was not prepared"));
         let (log_table, twiddles) = tables.twiddles[direction_slot(direction)].as_ref().ok_or_else(missing)?;
+        // Only the pass that folds the scaling in (first or last) reads the scale tables; the others get the
+        // twiddle table as a placeholder argument.
+        let kind = if params.scale.mode == ScaleMode::None { None } else { kind };
         let (lo, hi) = match kind {
             Some(k) => {
                 let t = tables.scales.get(&(log_n, k)).ok_or_else(missing)?;
