@@ -52,7 +52,16 @@ fn driver_version() -> Result<i32> {
 /// The driver version as "major.minor" (e.g. "13.0"); the caller has run [`ensure_driver`].
 pub fn driver_version_string() -> Result<String> {
     let v = driver_version()?;
-    Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
+    let cuda = format!("{}.{}", v / 1000, (v % 1000) / 10);
+    // The driver's own release number (e.g. 580.159.04) is not in the CUDA driver API; Linux shows it here.
+    let release = std::fs::read_to_string("/proc/driver/nvidia/version").ok().and_then(|text| {
+        let first = text.lines().next()?.to_string();
+        first.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.')).map(str::to_string)
+    });
+    Ok(match release {
+        Some(release) => format!("{release} (CUDA {cuda})"),
+        None => format!("CUDA {cuda}"),
+    })
 }
 
 /// Number of CUDA devices, zero when the driver sees none.

@@ -228,7 +228,7 @@ fn open_gpu(ordinal: usize, fallback: &str) -> Option<Gpu> {
         Ok(gpu) => {
             let i = gpu.info();
             println!(
-                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver CUDA {}, PTX {} ({})",
+                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver {}, PTX {} ({})",
                 i.ordinal,
                 i.name,
                 i.compute_capability.0,
