@@ -7,9 +7,11 @@
 //!
 //! ```no_run
 //! # fn main() -> zkgpu::Result<()> {
+//! use group::{Curve, Group};
 //! use zkgpu::batch_add::{G1, Method, batch_add};
 //! let gpu = zkgpu::Gpu::new(0)?;
-//! let points = vec![blstrs::G1Affine::generator(); 3];
+//! let g = blstrs::G1Projective::generator();
+//! let points = [g, g.double(), g.double() + g].map(|p| p.to_affine());
 //! let points = gpu.upload(&points)?;
 //! let bitmap = gpu.upload(&[0b101u32])?; // points 0 and 2
 //! let sum: blstrs::G1Projective = batch_add::<G1>(&gpu, &points, Some(&bitmap), Method::Xyzz)?;
