@@ -6,10 +6,10 @@ mod common;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2, cast};
+use common::points::{distinct_points, edge_points, random_bitmap};
 use common::seeded_rng;
 use ff::Field as _;
 use group::{Curve, Group};
-use rand_chacha::ChaCha20Rng;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::batch_add::{G1, G2};
@@ -19,49 +19,6 @@ use zkgpu_kernels::batch_add::{
 };
 use zkgpu_kernels::curve::Affine;
 use zkgpu_kernels::field::Fr;
-
-/// `n` distinct points `start + i·step` (random start and step).
-fn distinct_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-{
-    let step = C::Projective::random(&mut *rng);
-    let mut acc = C::Projective::random(&mut *rng);
-    let mut proj = Vec::with_capacity(n);
-    for _ in 0..n {
-        proj.push(acc);
-        acc += step;
-    }
-    let mut out = vec![C::Affine::from(C::Projective::identity()); n];
-    C::Projective::batch_normalize(&proj, &mut out);
-    out
-}
-
-/// Points with every edge case sprinkled in: identities, `P` and `−P`, and the same point 32 places later
-/// (so one lane adds it twice: a doubling inside the mixed addition).
-fn edge_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-    C::Affine: std::ops::Neg<Output = C::Affine>,
-{
-    let mut points = distinct_points::<C>(rng, n);
-    let identity = C::Affine::from(C::Projective::identity());
-    for i in 0..n {
-        match rng.next_u32() % 8 {
-            0 => points[i] = identity,
-            1 if i >= 32 => points[i] = points[i - 32],
-            2 if i >= 32 => points[i] = -points[i - 32],
-            3 if i >= 1 => points[i] = points[i - 1],
-            4 if i >= 1 => points[i] = -points[i - 1],
-            _ => {}
-        }
-    }
-    points
-}
-
-fn random_bitmap(rng: &mut ChaCha20Rng, n: usize) -> Vec<u32> {
-    (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect()
-}
 
 fn naive_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>) -> C::Projective {
     let mut acc = C::Projective::identity();
@@ -89,7 +46,7 @@ where
     let mut rng = seeded_rng(name);
     for n in [0usize, 1, 2, 3, 31, 32, 33, 64, 65, 100, 257, 700] {
         for blocks in [1u32, 3, 8] {
-            let points = edge_points::<C>(&mut rng, n);
+            let points = edge_points::<C>(&mut rng, n, 8);
             let bitmap = random_bitmap(&mut rng, n + 64);
             let expected_all = naive_sum::<C>(&points, None);
             assert_eq!(model_sum::<C>(&points, None, 0, blocks), expected_all, "n = {n}, {blocks} blocks, all");
@@ -204,7 +161,7 @@ fn nth_set_bit_and_windows() {
 #[test]
 fn cpu_reference_sets_and_errors() {
     let mut rng = seeded_rng("cpu_reference_sets_and_errors");
-    let points = edge_points::<TestG1>(&mut rng, 300);
+    let points = edge_points::<TestG1>(&mut rng, 300, 8);
     let bitmap = random_bitmap(&mut rng, 300);
     let offsets = [0, 0, 1, 33, 33, 200, 300];
     let sums = batch_add_sets_cpu::<G1>(&points, &offsets, Some(&bitmap)).unwrap();
@@ -217,7 +174,7 @@ fn cpu_reference_sets_and_errors() {
         }
         assert_eq!(sums[s], expected, "set {s}");
     }
-    let g2 = edge_points::<TestG2>(&mut rng, 40);
+    let g2 = edge_points::<TestG2>(&mut rng, 40, 8);
     assert_eq!(batch_add_cpu::<G2>(&g2, None).unwrap(), naive_sum::<TestG2>(&g2, None));
     assert_eq!(batch_add_cpu::<G2>(&[] as &[G2Affine], None).unwrap(), G2Projective::identity());
 

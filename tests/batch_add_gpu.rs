@@ -6,58 +6,16 @@ mod common;
 
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
 use common::gpu::gpu;
+use common::points::{distinct_points, edge_points, random_bitmap};
 use common::seeded_rng;
 use ff::Field as _;
 use group::{Curve, Group};
-use rand_chacha::ChaCha20Rng;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::batch_add::{
     BatchAddCurve, G1, G2, Method, affine_level, batch_add, batch_add_host, batch_add_sets, split_scalars,
 };
 use zkgpu::batch_add_cpu::{CpuCurve, batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
-
-/// `n` distinct points `start + i·step`.
-fn distinct_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-{
-    let step = C::Projective::random(&mut *rng);
-    let mut acc = C::Projective::random(&mut *rng);
-    let mut proj = Vec::with_capacity(n);
-    for _ in 0..n {
-        proj.push(acc);
-        acc += step;
-    }
-    let mut out = vec![C::Affine::from(C::Projective::identity()); n];
-    C::Projective::batch_normalize(&proj, &mut out);
-    out
-}
-
-/// Distinct points with identities, repeats 32 apart (one lane doubles), neighbours repeated or negated.
-fn edge_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-    C::Affine: std::ops::Neg<Output = C::Affine>,
-{
-    let mut points = distinct_points::<C>(rng, n);
-    let identity = C::Affine::from(C::Projective::identity());
-    for i in 0..n {
-        match rng.next_u32() % 16 {
-            0 => points[i] = identity,
-            1 if i >= 32 => points[i] = points[i - 32],
-            2 if i >= 32 => points[i] = -points[i - 32],
-            3 if i >= 1 => points[i] = points[i - 1],
-            4 if i >= 1 => points[i] = -points[i - 1],
-            _ => {}
-        }
-    }
-    points
-}
-
-fn random_bitmap(rng: &mut ChaCha20Rng, n: usize) -> Vec<u32> {
-    (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect()
-}
 
 /// GPU sum (points and bitmap uploaded) vs the CPU reference.
 fn check_sum<C, T>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)
@@ -80,7 +38,7 @@ where
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     for &n in sizes {
-        let points = if n <= 1 << 16 { edge_points::<T>(&mut rng, n) } else { distinct_points::<T>(&mut rng, n) };
+        let points = if n <= 1 << 16 { edge_points::<T>(&mut rng, n, 16) } else { distinct_points::<T>(&mut rng, n) };
         check_sum::<C, T>(&gpu, &points, None, method, name);
         let bitmap = random_bitmap(&mut rng, n);
         check_sum::<C, T>(&gpu, &points, Some(&bitmap), method, name);
@@ -190,7 +148,7 @@ where
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     let n = 20_000;
-    let points = edge_points::<T>(&mut rng, n);
+    let points = edge_points::<T>(&mut rng, n, 16);
     let mut offsets = vec![0usize, 0, 1, 2, 35, 35, 100, 1000];
     while *offsets.last().unwrap() < n {
         let next = (offsets.last().unwrap() + (rng.next_u32() % 3000) as usize).min(n);

@@ -1,0 +1,51 @@
+//! Point sets for the batch-addition (and later MSM) tests, shared by the CPU and GPU suites.
+use group::{Curve, Group};
+use rand_chacha::ChaCha20Rng;
+use rand_core::RngCore;
+
+use super::curve_props::CurveUnderTest;
+
+/// `n` distinct points `start + i·step` (random start and step).
+pub fn distinct_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
+where
+    C::Projective: Curve<AffineRepr = C::Affine>,
+{
+    let step = C::Projective::random(&mut *rng);
+    let mut acc = C::Projective::random(&mut *rng);
+    let mut proj = Vec::with_capacity(n);
+    for _ in 0..n {
+        proj.push(acc);
+        acc += step;
+    }
+    let mut out = vec![C::Affine::from(C::Projective::identity()); n];
+    C::Projective::batch_normalize(&proj, &mut out);
+    out
+}
+
+/// Distinct points with edge cases sprinkled in, each kind about once in `one_in` positions: identities, `P`
+/// and `−P`, and the same point 32 places later (so one GPU lane adds it twice: a doubling inside the mixed
+/// addition), neighbours repeated or negated.
+pub fn edge_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize, one_in: u32) -> Vec<C::Affine>
+where
+    C::Projective: Curve<AffineRepr = C::Affine>,
+    C::Affine: std::ops::Neg<Output = C::Affine>,
+{
+    let mut points = distinct_points::<C>(rng, n);
+    let identity = C::Affine::from(C::Projective::identity());
+    for i in 0..n {
+        match rng.next_u32() % one_in {
+            0 => points[i] = identity,
+            1 if i >= 32 => points[i] = points[i - 32],
+            2 if i >= 32 => points[i] = -points[i - 32],
+            3 if i >= 1 => points[i] = points[i - 1],
+            4 if i >= 1 => points[i] = -points[i - 1],
+            _ => {}
+        }
+    }
+    points
+}
+
+/// A random selection bitmap for `n` points (bit i of word i / 32 selects point i).
+pub fn random_bitmap(rng: &mut ChaCha20Rng, n: usize) -> Vec<u32> {
+    (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect()
+}
