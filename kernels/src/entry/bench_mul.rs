@@ -2,9 +2,9 @@
 //! Montgomery multiplications, so the kernel time measures multiply latency hidden by occupancy, i.e. the
 //! IMAD throughput the arithmetic reaches. G mul/s = n * iters / seconds.
 //!
-//! Besides `asm` (the default `Field::mul`) and `portable`, Fr has tuning variants (see kernels/NOTES.md,
-//! "Fr tuning"): `constinv` (the reduction factor -r^-1 mod 2^32 = 2^32 - 1 read from the constant bank, so
-//! ptxas cannot rewrite m = -E[0] and split the m·r products), `constinv_lazy` (the same without the final
+//! Besides `asm` (the default `Field::mul`; for Fr it reads the reduction factor -r^-1 mod 2^32 = 2^32 - 1
+//! from the constant bank, so ptxas cannot rewrite m = -E[0] and split the m·r products) and `portable`, Fr has
+//! tuning variants (see kernels/NOTES.md, "Fr tuning"): `constinv_lazy` (the default without the final
 //! subtraction inside the chain; canonical once at the end) and `modreg` (also the modulus limbs in registers).
 use crate::device::global_thread_index;
 use crate::field::{fr, Field, Fq, Fr};
@@ -47,9 +47,6 @@ bench_kernel!("bench_mul_fq_asm", bench_mul_fq_asm, Fq, |a, b| a.mul(b));
 bench_kernel!("bench_mul_fq_portable", bench_mul_fq_portable, Fq, |a, b| a.mul_portable(b));
 bench_kernel!("bench_mul_fr_asm", bench_mul_fr_asm, Fr, |a, b| a.mul(b));
 bench_kernel!("bench_mul_fr_portable", bench_mul_fr_portable, Fr, |a, b| a.mul_portable(b));
-bench_kernel!("bench_mul_fr_constinv", bench_mul_fr_constinv, Fr, |a, b| {
-    Fr::from_limbs(fr::ptx::mul_constinv(&a.limbs(), &b.limbs()))
-});
 
 /// Kernel `bench_mul_fr_modreg`: as `bench_mul_fr_asm`, with the modulus in registers (`fr::ptx::mul_modreg`).
 ///
@@ -71,7 +68,7 @@ pub unsafe extern "ptx-kernel" fn bench_mul_fr_modreg(x: *mut Fr, y: *const Fr, 
     }
 }
 
-/// Kernel `bench_mul_fr_constinv_lazy`: as `bench_mul_fr_constinv` without the final subtraction in the chain
+/// Kernel `bench_mul_fr_constinv_lazy`: as `bench_mul_fr_asm` without the final subtraction in the chain
 /// (acc stays < 2r because the factor is < r and 2r < 2^256), made canonical once after the loop (`acc + 0`).
 ///
 /// # Safety

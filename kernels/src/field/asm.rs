@@ -281,12 +281,10 @@ macro_rules! ptx_finish {
 
 /// The whole Montgomery multiplication. Operands: a limbs 0..N, b limbs N..2N (in), result 2N..3N (out).
 /// The `@with` form picks where the modulus comes from (`(imm [literals])`, or `(ops [operand numbers])` for
-/// limbs passed in registers so ptxas cannot specialise the products) and the end (`canonical`, or `lazy`:
-/// no final subtraction, output < 2p when one input is < p and the other < 2p, since 2p < 2^(32N)).
+/// limbs passed in registers so ptxas cannot specialise the products), where `inv` comes from (`imm` or
+/// `constbank`, see `ptx_load_inv`) and the end (`canonical`, or `lazy`: no final subtraction, output < 2p
+/// when one input is < p and the other < 2p, since 2p < 2^(32N)).
 macro_rules! ptx_mont_mul_text {
-    (modulus: $modulus:tt, $($rest:tt)*) => {
-        $crate::field::asm::ptx_mont_mul_text!(@with p_from: (imm $modulus), inv_from: imm, finish: canonical, $($rest)*)
-    };
     (@with p_from: $p_from:tt, inv_from: imm, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
         $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: imm, inv_use: $inv, finish: $finish,
             inv: $inv, $($rest)*)
@@ -382,9 +380,18 @@ macro_rules! ptx_add_high {
 /// Montgomery squaring: the square S = a² (cross products once, doubled, plus the diagonal: n² + n products
 /// instead of 2n²), then `S_high + (S_low + M·p) / R` with the reduction rounds of the multiplication (no
 /// `a·b_i` part). 3n² + 2n multiply instructions. Operands: a 0..N (in), result N..2N (out).
+/// `inv_from` as in the multiplication (`imm` or `constbank`, see `ptx_load_inv`).
 macro_rules! ptx_mont_sqr_text {
+    (modulus: $modulus:tt, inv_from: imm, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: imm, inv_use: $inv, inv: $inv,
+            $($rest)*)
+    };
+    (modulus: $modulus:tt, inv_from: constbank, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: constbank, inv_use: "%inv",
+            inv: $inv, $($rest)*)
+    };
     (
-        modulus: [$($p:literal)*], inv: $inv:literal,
+        @body modulus: [$($p:literal)*], inv_from: $inv_from:ident, inv_use: $inv_use:literal, inv: $inv:literal,
         n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: [$($k:literal)*], r_ops: $r_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
@@ -397,6 +404,7 @@ macro_rules! ptx_mont_sqr_text {
             ".reg .pred %q;\n",
             $( "mov.u32 %a", $k, ", {", $k, "};\n", )*
             $( "mov.u32 %p", $k, ", ", $p, ";\n", )*
+            $crate::field::asm::ptx_load_inv!($inv_from, $inv),
             $( "mov.u32 %ce", $wi, ", 0;\n", "mov.u32 %co", $wi, ", 0;\n", )*
             $crate::field::asm::ptx_sq_rows!($sq_rows),
             $crate::field::asm::ptx_sq_combine!([$($wi)*], $diag),
@@ -404,8 +412,8 @@ macro_rules! ptx_mont_sqr_text {
             $( "mov.u32 %x", $k, ", %ce", $k, ";\n", "mov.u32 %y", $k, ", 0;\n", )*
             "mov.u32 %x", $top, ", 0;\n",
             "mov.u32 %y", $top, ", 0;\n",
-            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv),
-            $( $crate::field::asm::ptx_redc_round!($e, $o, $top, $pairs, $shift, $shift_last, $inv), )*
+            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv_use),
+            $( $crate::field::asm::ptx_redc_round!($e, $o, $top, $pairs, $shift, $shift_last, $inv_use), )*
             $crate::field::asm::ptx_merge!($le, $lo, $succ),
             $crate::field::asm::ptx_add_high!($lo, $high),
             $crate::field::asm::ptx_canonical!($le, $lo, [$($k)*], $r_ops),
@@ -489,36 +497,30 @@ macro_rules! ptx_neg_text {
 /// `limb_tables_12!(ptx_field! { modulus: [...], inv: ..., })`.
 macro_rules! ptx_field {
     (
-        modulus: $modulus:tt, inv: $inv:literal,
+        modulus: $modulus:tt, inv: $inv:literal, inv_from: $inv_from:ident,
         n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: $limbs:tt, b_ops: $b_ops:tt, r_ops: $r_ops:tt, p_ops: $p_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
         words2: $w2:literal, wide: $wide:tt, diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
         rounds: $rounds:tt, last: $last:tt
     ) => {
-            /// PTX of the Montgomery squaring (operands: a 0..N, out N..2N).
+            /// PTX of the Montgomery squaring (operands: a 0..N, out N..2N; `inv` as in [`MUL`]).
             pub const SQR: &str = $crate::field::asm::ptx_mont_sqr_text!(
-                modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
+                modulus: $modulus, inv_from: $inv_from, inv: $inv, n: $n, words: $w, top: $top,
                 limbs: $limbs, r_ops: $b_ops,
                 pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
                 words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
                 rounds: $rounds, last: $last
             );
-            /// PTX of the Montgomery multiplication (operands: a 0..N, b N..2N, out 2N..3N).
+            /// PTX of the Montgomery multiplication (operands: a 0..N, b N..2N, out 2N..3N): modulus limbs as
+            /// immediates, `inv` from where the field's `inv_from` says (immediate or constant bank).
             pub const MUL: &str = $crate::field::asm::ptx_mont_mul_text!(
-                modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
-                limbs: $limbs, b_ops: $b_ops, r_ops: $r_ops,
-                pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
-                rounds: $rounds, last: $last
-            );
-            /// Tuning variant `constinv`: immediates for p, `inv` from the constant bank (operands as [`MUL`]).
-            pub const MUL_CONSTINV: &str = $crate::field::asm::ptx_mont_mul_text!(
-                @with p_from: (imm $modulus), inv_from: constbank, finish: canonical, inv: $inv, n: $n, words: $w,
+                @with p_from: (imm $modulus), inv_from: $inv_from, finish: canonical, inv: $inv, n: $n, words: $w,
                 top: $top, limbs: $limbs, b_ops: $b_ops, r_ops: $r_ops,
                 pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
             );
-            /// Tuning variant `constinv_lazy`: [`MUL_CONSTINV`] without the final subtraction (output < 2p when
-            /// one input is < p and the other < 2p, because 2p < 2^(32N)).
+            /// Tuning variant `constinv_lazy`: immediates for p, `inv` from the constant bank, no final
+            /// subtraction (output < 2p when one input is < p and the other < 2p, because 2p < 2^(32N)).
             pub const MUL_CONSTINV_LAZY: &str = $crate::field::asm::ptx_mont_mul_text!(
                 @with p_from: (imm $modulus), inv_from: constbank, finish: lazy, inv: $inv, n: $n, words: $w,
                 top: $top, limbs: $limbs, b_ops: $b_ops, r_ops: $r_ops,
@@ -538,16 +540,15 @@ macro_rules! ptx_field {
             /// PTX of the negation (operands: a 0..N, out N..2N).
             pub const NEG: &str = $crate::field::asm::ptx_neg_text!($n, $limbs, $b_ops, $modulus);
 
-            $crate::field::asm::ptx_field!(@device $n, $limbs, modulus: $modulus, inv: $inv, words: $w, top: $top,
+            $crate::field::asm::ptx_field!(@device inv_from: $inv_from, $n, $limbs, modulus: $modulus, inv: $inv,
+                words: $w, top: $top,
                 b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
                 succ: $succ, words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
                 rounds: $rounds, last: $last);
-            // The constant-bank word holding `inv` for the `constbank` variants.
+            // The constant-bank word holding `inv` for every `constbank` text (the host interpreter reads the
+            // value from the name, see `ptx_emu`).
             #[cfg(target_arch = "nvptx64")]
             core::arch::global_asm!(concat!(".const .align 4 .b32 zkgpu_inv_", stringify!($inv), " = ", stringify!($inv), ";"));
-            $crate::field::asm::ptx_field!(@variant mul_constinv, (imm $modulus), canonical, $n, $limbs, inv: $inv,
-                words: $w, top: $top, b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift,
-                shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last);
             $crate::field::asm::ptx_field!(@variant mul_constinv_lazy, (imm $modulus), lazy, $n, $limbs, inv: $inv,
                 words: $w, top: $top, b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift,
                 shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last);
@@ -555,28 +556,18 @@ macro_rules! ptx_field {
                 top: $top, b_ops: $b_ops, r_ops: $r_ops, p_ops: $p_ops, pairs: $pairs, shift: $shift,
                 shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last);
 
-            /// Host: interpret [`MUL_CONSTINV`] (the constant-bank load replaced by its value).
-            #[cfg(not(target_arch = "nvptx64"))]
-            pub fn mul_constinv_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
-                let text = $crate::field::asm::ptx_field!(@inv_as_mov MUL_CONSTINV, $inv);
-                $crate::field::ptx_emu::run_cached::<$n, 2>(&text, [a, b], &MUL_CONSTINV_PROGRAM)
-            }
             /// Host: interpret [`MUL_CONSTINV_LAZY`] (output < 2p, see there).
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn mul_constinv_lazy_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
-                let text = $crate::field::asm::ptx_field!(@inv_as_mov MUL_CONSTINV_LAZY, $inv);
-                $crate::field::ptx_emu::run_cached::<$n, 2>(&text, [a, b], &MUL_CONSTINV_LAZY_PROGRAM)
+                $crate::field::ptx_emu::run_cached::<$n, 2>(MUL_CONSTINV_LAZY, [a, b], &MUL_CONSTINV_LAZY_PROGRAM)
             }
             /// Host: interpret [`MUL_MODREG`] with this field's modulus as the register operands.
             #[cfg(not(target_arch = "nvptx64"))]
             pub fn mul_modreg_emulated(a: &[u32; $n], b: &[u32; $n]) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
-                let text = $crate::field::asm::ptx_field!(@inv_as_mov MUL_MODREG, $inv);
-                $crate::field::ptx_emu::run_cached::<$n, 3>(&text, [a, b, &MODULUS_LIMBS], &MUL_MODREG_PROGRAM)
+                $crate::field::ptx_emu::run_cached::<$n, 3>(MUL_MODREG, [a, b, &MODULUS_LIMBS], &MUL_MODREG_PROGRAM)
             }
             #[cfg(not(target_arch = "nvptx64"))]
             const MODULUS_LIMBS: [u32; $n] = $crate::field::asm::ptx_field!(@array $modulus);
-            #[cfg(not(target_arch = "nvptx64"))]
-            static MUL_CONSTINV_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
             #[cfg(not(target_arch = "nvptx64"))]
             static MUL_CONSTINV_LAZY_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
             #[cfg(not(target_arch = "nvptx64"))]
@@ -621,20 +612,11 @@ macro_rules! ptx_field {
 
     (@array [$($p:literal)*]) => { [$($p),*] };
 
-    // Host: the text with the constant-bank load of `inv` replaced by a `mov` of its value (the interpreter has
-    // no constant bank); every other line is the GPU's.
-    (@inv_as_mov $text:ident, $inv:literal) => {
-        $text.replace(
-            concat!("ld.const.u32 %inv, [zkgpu_inv_", stringify!($inv), "];"),
-            concat!("mov.u32 %inv, ", stringify!($inv), ";"),
-        )
-    };
-
     // nvptx64: tuning variants of the multiplication with `inv` from the constant bank (see `ptx_load_inv`).
     (@variant $fn_name:ident, $p_from:tt, $finish:ident, $n:literal, [$($k:literal)*], inv: $inv:literal,
         words: $w:literal, top: $top:literal, b_ops: $b_ops:tt, r_ops: $r_ops:tt, pairs: $pairs:tt, shift: $shift:tt,
         shift_last: $shift_last:tt, succ: $succ:tt, rounds: $rounds:tt, last: $last:tt) => {
-        /// Montgomery product, tuning variant (see the `MUL_CONSTINV*` texts): `inv` from the constant bank;
+        /// Montgomery product, tuning variant (see [`MUL_CONSTINV_LAZY`]): `inv` from the constant bank;
         /// `_lazy` skips the final subtraction (output < 2p when one input is < p and the other < 2p).
         #[cfg(target_arch = "nvptx64")]
         #[inline(always)]
@@ -691,28 +673,37 @@ macro_rules! ptx_field {
     };
 
     // nvptx64: the same texts inside `asm!` (a `const` cannot be an asm template, so the macros run again).
-    (@device $n:literal, [$($k:literal)*], modulus: $modulus:tt, inv: $inv:literal, words: $w:literal, top: $top:literal,
+    // With `inv` from the constant bank the block reads memory (an immutable constant-bank word): `readonly`
+    // instead of `nomem`.
+    (@device inv_from: imm, $($rest:tt)*) => {
+        $crate::field::asm::ptx_field!(@device_with inv_from: imm, inv_mem: nomem, $($rest)*);
+    };
+    (@device inv_from: constbank, $($rest:tt)*) => {
+        $crate::field::asm::ptx_field!(@device_with inv_from: constbank, inv_mem: readonly, $($rest)*);
+    };
+    (@device_with inv_from: $inv_from:ident, inv_mem: $inv_mem:ident, $n:literal, [$($k:literal)*], modulus: $modulus:tt, inv: $inv:literal, words: $w:literal, top: $top:literal,
         b_ops: $b_ops:tt, r_ops: $r_ops:tt, pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt,
         succ: $succ:tt, words2: $w2:literal, wide: $wide:tt, diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
         rounds: $rounds:tt, last: $last:tt) => {
-        /// Montgomery product `a * b / R mod p`, canonical output.
+        /// Montgomery product `a * b / R mod p`, canonical output (the text of [`MUL`]).
         #[cfg(target_arch = "nvptx64")]
         #[inline(always)]
         pub fn mul(a: &[u32; $n], b: &[u32; $n]) -> [u32; $n] {
             let mut r = [0u32; $n];
-            // SAFETY: pure register arithmetic: no memory access, no stack, all registers declared in the block.
+            // SAFETY: register arithmetic, no stack, all registers declared in the block; the only memory read
+            // (with `inv_from: constbank`) is the immutable constant-bank word declared by `ptx_field`.
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_mont_mul_text!(
-                        modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
-                        limbs: [$($k)*], b_ops: $b_ops, r_ops: $r_ops,
+                        @with p_from: (imm $modulus), inv_from: $inv_from, finish: canonical, inv: $inv, n: $n,
+                        words: $w, top: $top, limbs: [$($k)*], b_ops: $b_ops, r_ops: $r_ops,
                         pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
                         rounds: $rounds, last: $last
                     ),
                     $( in(reg32) a[$k], )*
                     $( in(reg32) b[$k], )*
                     $( out(reg32) r[$k], )*
-                    options(pure, nomem, nostack)
+                    options(pure, $inv_mem, nostack)
                 );
             }
             r
@@ -722,11 +713,11 @@ macro_rules! ptx_field {
         #[inline(always)]
         pub fn square(a: &[u32; $n]) -> [u32; $n] {
             let mut r = [0u32; $n];
-            // SAFETY: pure register arithmetic (see `mul`).
+            // SAFETY: as `mul` (register arithmetic, at most the constant-bank read of `inv`).
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_mont_sqr_text!(
-                        modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top,
+                        modulus: $modulus, inv_from: $inv_from, inv: $inv, n: $n, words: $w, top: $top,
                         limbs: [$($k)*], r_ops: $b_ops,
                         pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
                         words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
@@ -734,7 +725,7 @@ macro_rules! ptx_field {
                     ),
                     $( in(reg32) a[$k], )*
                     $( out(reg32) r[$k], )*
-                    options(pure, nomem, nostack)
+                    options(pure, $inv_mem, nostack)
                 );
             }
             r
@@ -744,7 +735,7 @@ macro_rules! ptx_field {
         #[inline(always)]
         pub fn add(a: &[u32; $n], b: &[u32; $n]) -> [u32; $n] {
             let mut r = [0u32; $n];
-            // SAFETY: pure register arithmetic (see `mul`).
+            // SAFETY: pure register arithmetic: no memory access, no stack, all registers declared in the block.
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_add_text!($n, [$($k)*], $b_ops, $r_ops, $modulus),
@@ -761,7 +752,7 @@ macro_rules! ptx_field {
         #[inline(always)]
         pub fn sub(a: &[u32; $n], b: &[u32; $n]) -> [u32; $n] {
             let mut r = [0u32; $n];
-            // SAFETY: pure register arithmetic (see `mul`).
+            // SAFETY: pure register arithmetic (see `add`).
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_sub_text!($n, [$($k)*], $b_ops, $r_ops, $modulus),
@@ -778,7 +769,7 @@ macro_rules! ptx_field {
         #[inline(always)]
         pub fn neg(a: &[u32; $n]) -> [u32; $n] {
             let mut r = [0u32; $n];
-            // SAFETY: pure register arithmetic (see `mul`).
+            // SAFETY: pure register arithmetic (see `add`).
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_neg_text!($n, [$($k)*], $b_ops, $modulus),

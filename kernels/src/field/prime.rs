@@ -4,18 +4,20 @@
 ///
 /// The modulus limbs are given once, as literals, and feed both the Rust constants and the PTX text of the
 /// inline-asm chains: `tables` names the limb-index table macro of [`crate::field::asm`] for this limb count,
-/// and the generated `ptx` submodule holds the texts and the functions running them.
+/// and the generated `ptx` submodule holds the texts and the functions running them. `inv_from` says where the
+/// default multiplication and squaring take -p⁻¹ mod 2³² from: `imm` (an immediate) or `constbank` (a
+/// constant-bank word ptxas cannot see through; see `ptx_load_inv` in [`crate::field::asm`]).
 macro_rules! prime_field {
     (
         $(#[$meta:meta])*
         $name:ident, limbs: $n:literal, tables: $tables:ident,
-        modulus: [$($p:literal)*], inv: $inv:literal,
+        modulus: [$($p:literal)*], inv: $inv:literal, inv_from: $inv_from:ident,
         r: [$($r:literal)*], r2: [$($r2:literal)*]
     ) => {
         /// The PTX carry chains of this field, generated from its modulus (see [`crate::field::asm`]).
         pub mod ptx {
             use $crate::field::asm::ptx_field;
-            $crate::field::asm::$tables!(ptx_field! { modulus: [$($p)*], inv: $inv, });
+            $crate::field::asm::$tables!(ptx_field! { modulus: [$($p)*], inv: $inv, inv_from: $inv_from, });
         }
 
         $(#[$meta])*

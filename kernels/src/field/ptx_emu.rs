@@ -3,7 +3,9 @@
 //!
 //! Supported: `mov`, `mul.{lo,hi}`, `mad{,c}.{lo,hi}{,.cc}`, `add{,c}{,.cc}`, `sub{,c}{,.cc}`, `and`, `or`,
 //! `setp.{eq,ne}`, `selp`, on 32-bit values, with PTX's carry flag semantics (for subtraction the flag is the
-//! borrow). Registers must be declared with `.reg` and written before they are read.
+//! borrow). Registers must be declared with `.reg` and written before they are read. The one memory read,
+//! `ld.const.u32 %r, [zkgpu_inv_<value>]`, loads the constant-bank word that `asm::ptx_field` declares as
+//! `.const .b32 zkgpu_inv_<value> = <value>`: the interpreter takes the value from the symbol's name.
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
@@ -123,6 +125,11 @@ impl Program {
                 declare(rest, &mut registers, &mut register_names).map_err(parse_err)?;
                 continue;
             }
+            if opcode == "ld.const.u32" {
+                let (dst, src) = load_const(rest, &registers).map_err(parse_err)?;
+                instrs.push(Instr { line, kind: Kind::Mov, dst, srcs: vec![src] });
+                continue;
+            }
             let kind = parse_opcode(opcode).ok_or_else(|| parse_err(format!("unsupported instruction {opcode:?}")))?;
             let args: Vec<&str> = rest.split(',').map(str::trim).collect();
             let (dst, srcs) = args.split_first().ok_or_else(|| parse_err("no destination".into()))?;
@@ -231,6 +238,24 @@ fn declare(rest: &str, registers: &mut HashMap<String, usize>, names: &mut Vec<S
         }
     }
     Ok(())
+}
+
+/// `%r, [zkgpu_inv_<value>]` (the operands of `ld.const.u32`): a register and the value named by the symbol.
+fn load_const(rest: &str, registers: &HashMap<String, usize>) -> Result<(Dst, Src), String> {
+    let (dst, address) = rest.split_once(',').ok_or_else(|| format!("ld.const needs 2 operands: {rest:?}"))?;
+    let dst = match parse_src(dst.trim(), registers)? {
+        Src::Reg(r) => Dst::Reg(r),
+        _ => return Err(format!("ld.const destination must be a register: {dst:?}")),
+    };
+    let value = address
+        .trim()
+        .strip_prefix("[zkgpu_inv_")
+        .and_then(|a| a.strip_suffix(']'))
+        .ok_or_else(|| format!("unknown constant-bank address {address:?} (only [zkgpu_inv_<value>])"))?;
+    match parse_src(value, registers)? {
+        src @ Src::Imm(_) => Ok((dst, src)),
+        _ => Err(format!("bad constant-bank symbol value {value:?}")),
+    }
 }
 
 fn parse_opcode(opcode: &str) -> Option<Kind> {
