@@ -123,7 +123,15 @@ fn kernel_cargo() -> Command {
 
 fn build_all(kernels: &Path, out_dir: &Path) -> Result<(), String> {
     // OUT_DIR = <target>/<profile>/build/<pkg>/out: share one kernel build across host profiles.
-    let target_root = out_dir.ancestors().nth(4).unwrap_or(out_dir).join("zkgpu-ptx");
+    // One directory per kernels source tree: two checkouts sharing a target directory must not overwrite each
+    // other's `zkgpu_kernels.s` (the nested cargo would then call its own stale output fresh).
+    let tree = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        kernels.hash(&mut h);
+        format!("{:016x}", h.finish())
+    };
+    let target_root = out_dir.ancestors().nth(4).unwrap_or(out_dir).join("zkgpu-ptx").join(tree);
     // The four builds are independent (own target directories): run them side by side.
     let mut builds = Vec::new();
     for (module, features) in [("zkgpu", None), ("zkgpu_test", Some("test-kernels"))] {
