@@ -416,21 +416,24 @@ fn time_ms_measures_device_time() {
         unsafe { launch.launch(launch_config_1d(n, BLOCK)) }?;
         Ok(())
     };
-    // Warm up first: the first launch of a kernel also pays for lazy module loading (seen on the H200:
-    // 1.40 ms for the first launch vs 0.76 ms for ten warm ones).
-    gpu.time_ms(|s| launch_once(s, &mut out)).unwrap();
-    let one = gpu.time_ms(|s| launch_once(s, &mut out)).unwrap();
-    let ten = gpu
-        .time_ms(|s| {
-            for _ in 0..10 {
-                launch_once(s, &mut out)?;
-            }
-            Ok(())
-        })
-        .unwrap();
-    println!("one launch {one:.4} ms, ten {ten:.4} ms");
-    assert!(one.is_finite() && one > 0.0, "{one}");
-    assert!(ten > one, "ten launches ({ten} ms) should take longer than one ({one} ms)");
+    // Only bounds that cannot depend on what else the GPU is doing (other tests run concurrently and share
+    // the device; relative timings between launches are for the benchmarks, not tests): the device time
+    // between the two events is positive, and no longer than the host wall time around the whole call.
+    for launches in [1, 10] {
+        let wall = std::time::Instant::now();
+        let ms = gpu
+            .time_ms(|s| {
+                for _ in 0..launches {
+                    launch_once(s, &mut out)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
+        println!("{launches} launch(es): {ms:.4} ms device, {wall_ms:.4} ms wall");
+        assert!(ms.is_finite() && ms > 0.0, "{ms}");
+        assert!(f64::from(ms) <= wall_ms + 0.01, "device time {ms} ms exceeds the wall time {wall_ms} ms");
+    }
     // EventTimer directly.
     let timer = zkgpu::EventTimer::start(gpu.stream()).unwrap();
     launch_once(gpu.stream(), &mut out).unwrap();
