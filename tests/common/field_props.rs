@@ -271,72 +271,46 @@ fn prime_edge_limbs<const N: usize>(p: [u32; N], from_canonical: impl Fn([u32; N
     out
 }
 
-impl FieldUnderTest for Fr {
-    type Ref = Scalar;
-    const NAME: &'static str = "fr";
-    fn edge_cases() -> Vec<Scalar> {
-        prime_edge_limbs(Fr::MODULUS, |l| Fr::from_canonical_limbs(l).limbs())
-            .into_iter()
-            .map(|l| Fr::from_limbs(l).to_ref())
-            .collect()
-    }
-    fn portable(op: Op, a: &Self, b: &Self) -> Self {
-        match op {
-            Op::Add => a.add_portable(b),
-            Op::Sub => a.sub_portable(b),
-            Op::Mul => a.mul_portable(b),
-            Op::Neg => a.neg_portable(),
-            Op::Double => a.double_portable(),
-            Op::Sqr => a.square_portable(),
-            Op::Inv => a.inverse_portable(),
+/// Fr and Fq share every method: their kernels types come from one macro with the same API.
+macro_rules! prime_field_under_test {
+    ($field:ident, $reference:ty, $name:literal) => {
+        impl FieldUnderTest for $field {
+            type Ref = $reference;
+            const NAME: &'static str = $name;
+            fn edge_cases() -> Vec<$reference> {
+                prime_edge_limbs($field::MODULUS, |l| $field::from_canonical_limbs(l).limbs())
+                    .into_iter()
+                    .map(|l| $field::from_limbs(l).to_ref())
+                    .collect()
+            }
+            fn portable(op: Op, a: &Self, b: &Self) -> Self {
+                match op {
+                    Op::Add => a.add_portable(b),
+                    Op::Sub => a.sub_portable(b),
+                    Op::Mul => a.mul_portable(b),
+                    Op::Neg => a.neg_portable(),
+                    Op::Double => a.double_portable(),
+                    Op::Sqr => a.square_portable(),
+                    Op::Inv => a.inverse_portable(),
+                }
+            }
+            fn ptx_emulated(op: Op, a: &Self, b: &Self) -> Option<Self> {
+                Some(match op {
+                    Op::Add => a.add_ptx_emulated(b).expect("PTX interpreter"),
+                    Op::Sub => a.sub_ptx_emulated(b).expect("PTX interpreter"),
+                    Op::Mul => a.mul_ptx_emulated(b).expect("PTX interpreter"),
+                    Op::Neg => a.neg_ptx_emulated().expect("PTX interpreter"),
+                    Op::Double => a.add_ptx_emulated(a).expect("PTX interpreter"),
+                    Op::Sqr => a.square_ptx_emulated().expect("PTX interpreter"),
+                    // Fermat over the emulated multiply would take seconds; the laws cover inverse on other paths.
+                    Op::Inv => a.inverse(),
+                })
+            }
         }
-    }
-    fn ptx_emulated(op: Op, a: &Self, b: &Self) -> Option<Self> {
-        Some(match op {
-            Op::Add => a.add_ptx_emulated(b).expect("PTX interpreter"),
-            Op::Sub => a.sub_ptx_emulated(b).expect("PTX interpreter"),
-            Op::Mul => a.mul_ptx_emulated(b).expect("PTX interpreter"),
-            Op::Neg => a.neg_ptx_emulated().expect("PTX interpreter"),
-            Op::Double => a.add_ptx_emulated(a).expect("PTX interpreter"),
-            Op::Sqr => a.square_ptx_emulated().expect("PTX interpreter"),
-            // Fermat over the emulated multiply would take seconds; the laws cover inverse on other paths.
-            Op::Inv => a.inverse(),
-        })
-    }
+    };
 }
-
-impl FieldUnderTest for Fq {
-    type Ref = Fp;
-    const NAME: &'static str = "fq";
-    fn edge_cases() -> Vec<Fp> {
-        prime_edge_limbs(Fq::MODULUS, |l| Fq::from_canonical_limbs(l).limbs())
-            .into_iter()
-            .map(|l| Fq::from_limbs(l).to_ref())
-            .collect()
-    }
-    fn portable(op: Op, a: &Self, b: &Self) -> Self {
-        match op {
-            Op::Add => a.add_portable(b),
-            Op::Sub => a.sub_portable(b),
-            Op::Mul => a.mul_portable(b),
-            Op::Neg => a.neg_portable(),
-            Op::Double => a.double_portable(),
-            Op::Sqr => a.square_portable(),
-            Op::Inv => a.inverse_portable(),
-        }
-    }
-    fn ptx_emulated(op: Op, a: &Self, b: &Self) -> Option<Self> {
-        Some(match op {
-            Op::Add => a.add_ptx_emulated(b).expect("PTX interpreter"),
-            Op::Sub => a.sub_ptx_emulated(b).expect("PTX interpreter"),
-            Op::Mul => a.mul_ptx_emulated(b).expect("PTX interpreter"),
-            Op::Neg => a.neg_ptx_emulated().expect("PTX interpreter"),
-            Op::Double => a.add_ptx_emulated(a).expect("PTX interpreter"),
-            Op::Sqr => a.square_ptx_emulated().expect("PTX interpreter"),
-            Op::Inv => a.inverse(),
-        })
-    }
-}
+prime_field_under_test!(Fr, Scalar, "fr");
+prime_field_under_test!(Fq, Fp, "fq");
 
 impl FieldUnderTest for Fq2 {
     type Ref = Fp2;
