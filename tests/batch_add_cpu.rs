@@ -6,7 +6,7 @@ mod common;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2, cast};
-use common::points::{distinct_points, edge_points, random_bitmap};
+use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap};
 use common::seeded_rng;
 use ff::Field as _;
 use group::{Curve, Group};
@@ -89,21 +89,9 @@ where
     C::Affine: std::ops::Neg<Output = C::Affine> + std::fmt::Debug,
 {
     let mut rng = seeded_rng(name);
-    let identity = C::Affine::from(C::Projective::identity());
     for n in [0usize, 1, 2, 3, 9, 64, 101] {
         for run in [1u32, 3, 32] {
-            let mut points = distinct_points::<C>(&mut rng, n);
-            // Pair kinds: (P, P), (P, −P), (O, P), (P, O), (O, O), random.
-            for i in 0..n / 2 {
-                match i % 6 {
-                    0 => points[2 * i + 1] = points[2 * i],
-                    1 => points[2 * i + 1] = -points[2 * i],
-                    2 => points[2 * i] = identity,
-                    3 => points[2 * i + 1] = identity,
-                    4 => (points[2 * i], points[2 * i + 1]) = (identity, identity),
-                    _ => {}
-                }
-            }
+            let points = affine_pair_cases::<C>(&mut rng, n);
             let ours: Vec<Affine<C::Field>> = points.iter().map(cast).collect();
             let level = model::affine_level(&ours, run);
             assert_eq!(level.len(), n.div_ceil(2));

@@ -6,7 +6,7 @@ mod common;
 
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
 use common::gpu::gpu;
-use common::points::{distinct_points, edge_points, random_bitmap};
+use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap};
 use common::seeded_rng;
 use ff::Field as _;
 use group::{Curve, Group};
@@ -96,20 +96,9 @@ where
 {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let identity = T::Affine::from(T::Projective::identity());
     for n in [1usize, 2, 3, 101, 4096 + 1] {
         for run in [1usize, 3, 32, 200] {
-            let mut points = distinct_points::<T>(&mut rng, n);
-            for i in 0..n / 2 {
-                match i % 6 {
-                    0 => points[2 * i + 1] = points[2 * i],
-                    1 => points[2 * i + 1] = -points[2 * i],
-                    2 => points[2 * i] = identity,
-                    3 => points[2 * i + 1] = identity,
-                    4 => (points[2 * i], points[2 * i + 1]) = (identity, identity),
-                    _ => {}
-                }
-            }
+            let points = affine_pair_cases::<T>(&mut rng, n);
             let input = gpu.upload(&points).unwrap();
             let out = gpu.download(&affine_level::<C>(&gpu, &input, run).unwrap()).unwrap();
             assert_eq!(out.len(), n.div_ceil(2));

@@ -49,3 +49,25 @@ where
 pub fn random_bitmap(rng: &mut ChaCha20Rng, n: usize) -> Vec<u32> {
     (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect()
 }
+
+/// `n` distinct points whose consecutive pairs (2i, 2i+1) cycle through every kind an affine pair addition must
+/// handle: (P, P), (P, −P), (O, P), (P, O), (O, O), and a random pair.
+pub fn affine_pair_cases<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
+where
+    C::Projective: Curve<AffineRepr = C::Affine>,
+    C::Affine: std::ops::Neg<Output = C::Affine>,
+{
+    let identity = C::Affine::from(C::Projective::identity());
+    let mut points = distinct_points::<C>(rng, n);
+    for i in 0..n / 2 {
+        match i % 6 {
+            0 => points[2 * i + 1] = points[2 * i],
+            1 => points[2 * i + 1] = -points[2 * i],
+            2 => points[2 * i] = identity,
+            3 => points[2 * i + 1] = identity,
+            4 => (points[2 * i], points[2 * i + 1]) = (identity, identity),
+            _ => {}
+        }
+    }
+    points
+}
