@@ -9,7 +9,7 @@ use common::gpu::gpu;
 use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap};
 use common::seeded_rng;
 use ff::Field as _;
-use group::{Curve, Group};
+use group::Curve;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::batch_add::{
