@@ -22,11 +22,11 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, WINDOW};
-use zkgpu_kernels::curve::{G1Xyzz, G2Xyzz};
 
+pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::memory::{DeviceBuffer, DeviceSafe};
+use crate::memory::DeviceBuffer;
 
 /// Threads per block of the accumulate kernels: one warp, so the occupancy query can fill every SM to the
 /// register limit (the kernels use no shared memory and no barrier).
@@ -59,43 +59,6 @@ pub enum Method {
     Affine,
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// A group batch addition works on: [`G1`] or [`G2`].
-pub trait BatchAddCurve: sealed::Sealed + 'static {
-    /// Kernel name stem, "g1" or "g2".
-    const NAME: &'static str;
-    /// Input points (bit-identical to the kernels' affine type).
-    type Affine: DeviceSafe;
-    /// Results (bit-identical to the kernels' Jacobian type).
-    type Projective: DeviceSafe;
-    /// Bytes of one device XYZZ point (scratch).
-    const XYZZ_BYTES: usize;
-}
-
-/// G1 over Fq: `blstrs::G1Affine` in, `blstrs::G1Projective` out.
-pub enum G1 {}
-/// G2 over Fq2: `blstrs::G2Affine` in, `blstrs::G2Projective` out.
-pub enum G2 {}
-impl sealed::Sealed for G1 {}
-impl sealed::Sealed for G2 {}
-
-impl BatchAddCurve for G1 {
-    const NAME: &'static str = "g1";
-    type Affine = blstrs::G1Affine;
-    type Projective = blstrs::G1Projective;
-    const XYZZ_BYTES: usize = size_of::<G1Xyzz>();
-}
-
-impl BatchAddCurve for G2 {
-    const NAME: &'static str = "g2";
-    type Affine = blstrs::G2Affine;
-    type Projective = blstrs::G2Projective;
-    const XYZZ_BYTES: usize = size_of::<G2Xyzz>();
-}
-
 /// Checks a bitmap of `words` 32-bit words covers `points` points.
 pub(crate) fn check_bitmap(words: usize, points: usize) -> Result<()> {
     let needed = points.div_ceil(32);
@@ -125,15 +88,15 @@ pub(crate) fn check_offsets(offsets: &[usize], points: usize) -> Result<()> {
 
 /// Kernel handles and scratch for repeated batch additions of one shape (the bench reuses one; the free
 /// functions build one per call). All work is queued on the GPU's compute stream.
-pub struct BatchAdder<'g, C: BatchAddCurve> {
+pub struct BatchAdder<'g, C: Curve> {
     gpu: &'g Gpu,
     method: Method,
     accumulate: CudaFunction,
-    reduce: CudaFunction,
-    finish: CudaFunction,
     affine_level: CudaFunction,
-    /// Per-thread XYZZ sums, then the reduce levels (ping-pong).
-    scratch: [DeviceBuffer<u8>; 2],
+    /// Per-thread XYZZ sums.
+    lane_sums: DeviceBuffer<u8>,
+    /// Reduces the lane sums to one point per set.
+    sums: XyzzSetSum<C>,
     /// Affine levels (ping-pong), empty unless [`Method::Affine`].
     levels: [DeviceBuffer<C::Affine>; 2],
     offsets: DeviceBuffer<u32>,
@@ -145,7 +108,7 @@ pub struct BatchAdder<'g, C: BatchAddCurve> {
     _curve: PhantomData<C>,
 }
 
-impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
+impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Prepares sums over `set_offsets` (`sets + 1` entries; set `s` is points `offsets[s]..offsets[s + 1]`)
     /// of a point buffer holding `points` points.
     pub fn new(gpu: &'g Gpu, points: usize, set_offsets: &[usize], method: Method) -> Result<Self> {
@@ -156,10 +119,7 @@ impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
         let sets = set_offsets.len() - 1;
         let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
         let accumulate = gpu.function(&name("accumulate"))?;
-        let (reduce, finish) = (gpu.function(&name("reduce"))?, gpu.function(&name("finish"))?);
         let affine_level = gpu.function(&name("affine_level"))?;
-        gpu.allow_dynamic_shared(&reduce, REDUCE_BLOCK as usize * C::XYZZ_BYTES)?;
-        gpu.allow_dynamic_shared(&finish, FINISH_BLOCK as usize * C::XYZZ_BYTES)?;
 
         // One wave of warps over all sets, but no more warps per set than the longest set has windows.
         let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
@@ -170,12 +130,9 @@ impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
         let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
         let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
 
-        let lane_sums = blocks_per_set as usize * ACCUMULATE_BLOCK as usize * sets.max(1);
-        let first_reduce = lane_sums.div_ceil((REDUCE_BLOCK * REDUCE_FAN_IN) as usize);
-        let scratch = [
-            gpu.alloc_zeroed::<u8>(lane_sums * C::XYZZ_BYTES)?,
-            gpu.alloc_zeroed::<u8>(first_reduce.max(1) * sets.max(1) * C::XYZZ_BYTES)?,
-        ];
+        let per_set = blocks_per_set as usize * ACCUMULATE_BLOCK as usize;
+        let lane_sums = gpu.alloc_zeroed::<u8>(per_set * sets.max(1) * C::XYZZ_BYTES)?;
+        let sums = XyzzSetSum::new(gpu, per_set, sets.max(1))?;
         let levels = if affine {
             let first = points.div_ceil(2);
             [gpu.alloc_zeroed::<C::Affine>(first)?, gpu.alloc_zeroed::<C::Affine>(first.div_ceil(2))?]
@@ -187,10 +144,9 @@ impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
             gpu,
             method: if affine { Method::Affine } else { Method::Xyzz },
             accumulate,
-            reduce,
-            finish,
             affine_level,
-            scratch,
+            lane_sums,
+            sums,
             levels,
             offsets: gpu.upload(&offsets_u32)?,
             affine_offsets: gpu.upload(&[0u32, affine_levels(longest, gpu).1 as u32])?,
@@ -238,49 +194,19 @@ impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
             Some(b) => launch.arg(b.raw()),
             None => launch.arg(&null),
         };
-        launch.arg(self.scratch[0].raw_mut());
+        launch.arg(self.lane_sums.raw_mut());
         // SAFETY: batch_add_{C}_accumulate: grid (blocks_per_set, sets) of 32-thread blocks; offsets holds
         // sets + 1 checked entries within the point buffer (< 2^31 points); the bitmap covers every point
-        // (checked) or is null; scratch[0] holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
+        // (checked) or is null; lane_sums holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
         unsafe { launch.launch(cfg) }?;
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
         self.reduce_and_finish(per_set, sets)
     }
 
     /// Reduce levels until few partials remain per set, then the finish kernel writes `out`.
-    fn reduce_and_finish(&mut self, mut per_set: u32, sets: u32) -> Result<()> {
-        let stream = self.gpu.stream().clone();
-        let xyzz = C::XYZZ_BYTES as u32;
-        let mut from = 0;
-        while per_set > FINISH_BLOCK * REDUCE_FAN_IN {
-            let out_per_set = per_set.div_ceil(REDUCE_BLOCK * REDUCE_FAN_IN);
-            let cfg = LaunchConfig {
-                grid_dim: (out_per_set, sets, 1),
-                block_dim: (REDUCE_BLOCK, 1, 1),
-                shared_mem_bytes: REDUCE_BLOCK * xyzz,
-            };
-            let [a, b] = &mut self.scratch;
-            let (input, output) = if from == 0 { (&*a, b) } else { (&*b, a) };
-            let mut launch = stream.launch_builder(&self.reduce);
-            launch.arg(input.raw()).arg(&per_set).arg(output.raw_mut());
-            // SAFETY: batch_add_{C}_reduce: input holds per_set · sets XYZZ points, output at least
-            // out_per_set · sets (scratch[1] was sized for the first, larger, reduction; later ones shrink);
-            // the block's shared memory holds one XYZZ point per thread; the two buffers are distinct.
-            unsafe { launch.launch(cfg) }?;
-            per_set = out_per_set;
-            from = 1 - from;
-        }
-        let cfg = LaunchConfig {
-            grid_dim: (1, sets, 1),
-            block_dim: (FINISH_BLOCK, 1, 1),
-            shared_mem_bytes: FINISH_BLOCK * xyzz,
-        };
-        let mut launch = stream.launch_builder(&self.finish);
-        launch.arg(self.scratch[from].raw()).arg(&per_set).arg(self.out.raw_mut());
-        // SAFETY: batch_add_{C}_finish: scratch[from] holds per_set · sets XYZZ points, out holds sets
-        // projective points, shared memory one XYZZ point per thread; no aliasing.
-        unsafe { launch.launch(cfg) }?;
-        Ok(())
+    fn reduce_and_finish(&mut self, per_set: u32, sets: u32) -> Result<()> {
+        debug_assert_eq!(sets as usize, self.out.len());
+        self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
     }
 
     /// Affine levels, then XYZZ accumulation of what is left (single set, no bitmap).
@@ -323,7 +249,7 @@ impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
             _ => self.levels[1].raw_range(0..n)?,
         };
         let mut launch = stream.launch_builder(&self.accumulate);
-        launch.arg(&input).arg(self.affine_offsets.raw()).arg(&null).arg(self.scratch[0].raw_mut());
+        launch.arg(&input).arg(self.affine_offsets.raw()).arg(&null).arg(self.lane_sums.raw_mut());
         // SAFETY: as in `enqueue`, with one set [0, n) of the level buffer and no bitmap.
         unsafe { launch.launch(cfg) }?;
         drop(launch);
@@ -334,6 +260,98 @@ impl<'g, C: BatchAddCurve> BatchAdder<'g, C> {
     /// Waits for the queued sums and returns them, one per set.
     pub fn sums(&self) -> Result<Vec<C::Projective>> {
         self.gpu.download(&self.out)
+    }
+}
+
+/// XYZZ points per set of [`XyzzSetSum`]'s level buffers for `per_set` inputs per set (both levels).
+pub(crate) fn reduce_scratch_len(per_set: usize) -> usize {
+    2 * per_set.div_ceil((REDUCE_BLOCK * REDUCE_FAN_IN) as usize).max(1)
+}
+
+/// Sums `sets` groups of `per_set` XYZZ points (laid out set after set) into one Jacobian point per set: reduce
+/// levels (each cuts a set's count by `REDUCE_BLOCK · REDUCE_FAN_IN`) until one block's worth is left, then the
+/// finish kernel. Used by batch addition (per-thread sums) and the MSM (per-window bucket shares).
+pub(crate) struct XyzzSetSum<C: Curve> {
+    gpu_stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    reduce: CudaFunction,
+    finish: CudaFunction,
+    /// Level outputs (ping-pong), each sized for the first level.
+    levels: [DeviceBuffer<u8>; 2],
+    max_per_set: usize,
+    sets: usize,
+    _curve: PhantomData<C>,
+}
+
+impl<C: Curve> XyzzSetSum<C> {
+    /// Kernels and level buffers for up to `max_per_set` inputs per set and `sets` sets.
+    pub(crate) fn new(gpu: &Gpu, max_per_set: usize, sets: usize) -> Result<Self> {
+        let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
+        let (reduce, finish) = (gpu.function(&name("reduce"))?, gpu.function(&name("finish"))?);
+        gpu.allow_dynamic_shared(&reduce, REDUCE_BLOCK as usize * C::XYZZ_BYTES)?;
+        gpu.allow_dynamic_shared(&finish, FINISH_BLOCK as usize * C::XYZZ_BYTES)?;
+        let level = reduce_scratch_len(max_per_set) / 2 * sets.max(1) * C::XYZZ_BYTES;
+        Ok(XyzzSetSum {
+            gpu_stream: gpu.stream().clone(),
+            reduce,
+            finish,
+            levels: [gpu.alloc_zeroed::<u8>(level)?, gpu.alloc_zeroed::<u8>(level)?],
+            max_per_set,
+            sets,
+            _curve: PhantomData,
+        })
+    }
+
+    /// Queues the sums of `input` (`per_set · out.len()` XYZZ points, `per_set <= max_per_set`) into `out`.
+    pub(crate) fn enqueue(&mut self, input: &DeviceBuffer<u8>, per_set: u32, out: &mut DeviceBuffer<C::Projective>) -> Result<()> {
+        let sets = out.len();
+        if sets > self.sets || per_set as usize > self.max_per_set || input.len() < per_set as usize * sets * C::XYZZ_BYTES {
+            return Err(Error::InvalidSets(format!("{sets} sets of {per_set} points exceed the prepared sums")));
+        }
+        if sets == 0 {
+            return Ok(());
+        }
+        let stream = self.gpu_stream.clone();
+        let xyzz = C::XYZZ_BYTES as u32;
+        let sets32 = sets as u32;
+        let mut per_set = per_set;
+        let mut from: Option<usize> = None; // None: the input; Some(i): levels[i]
+        while per_set > FINISH_BLOCK * REDUCE_FAN_IN {
+            let out_per_set = per_set.div_ceil(REDUCE_BLOCK * REDUCE_FAN_IN);
+            let cfg = LaunchConfig {
+                grid_dim: (out_per_set, sets32, 1),
+                block_dim: (REDUCE_BLOCK, 1, 1),
+                shared_mem_bytes: REDUCE_BLOCK * xyzz,
+            };
+            let [l0, l1] = &mut self.levels;
+            let (src, dst, to) = match from {
+                None => (input.raw(), l0.raw_mut(), 0),
+                Some(0) => (l0.raw(), l1.raw_mut(), 1),
+                _ => (l1.raw(), l0.raw_mut(), 0),
+            };
+            let mut launch = stream.launch_builder(&self.reduce);
+            launch.arg(src).arg(&per_set).arg(dst);
+            // SAFETY: batch_add_{C}_reduce: the source holds per_set · sets XYZZ points, the destination at
+            // least out_per_set · sets (sized for the first level; later ones shrink); the block's shared
+            // memory holds one XYZZ point per thread; source and destination are distinct buffers.
+            unsafe { launch.launch(cfg) }?;
+            per_set = out_per_set;
+            from = Some(to);
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (1, sets32, 1),
+            block_dim: (FINISH_BLOCK, 1, 1),
+            shared_mem_bytes: FINISH_BLOCK * xyzz,
+        };
+        let src = match from {
+            None => input.raw(),
+            Some(i) => self.levels[i].raw(),
+        };
+        let mut launch = stream.launch_builder(&self.finish);
+        launch.arg(src).arg(&per_set).arg(out.raw_mut());
+        // SAFETY: batch_add_{C}_finish: the source holds per_set · sets XYZZ points, out holds sets
+        // projective points, shared memory one XYZZ point per thread; no aliasing.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
     }
 }
 
@@ -355,7 +373,7 @@ fn zkgpu_cfg(threads: usize, block: u32) -> LaunchConfig {
 
 /// The sum of the points in `points` (selected by `bitmap` when given: bit `i` of word `i / 32` selects
 /// point `i`). Points and bitmap stay on the device.
-pub fn batch_add<C: BatchAddCurve>(
+pub fn batch_add<C: Curve>(
     gpu: &Gpu,
     points: &DeviceBuffer<C::Affine>,
     bitmap: Option<&DeviceBuffer<u32>>,
@@ -367,7 +385,7 @@ pub fn batch_add<C: BatchAddCurve>(
 
 /// Independent sums in one launch: set `s` is `points[set_offsets[s]..set_offsets[s + 1]]` (under `bitmap`,
 /// indexed by position in `points`, when given).
-pub fn batch_add_sets<C: BatchAddCurve>(
+pub fn batch_add_sets<C: Curve>(
     gpu: &Gpu,
     points: &DeviceBuffer<C::Affine>,
     set_offsets: &[usize],
@@ -383,7 +401,7 @@ pub fn batch_add_sets<C: BatchAddCurve>(
 }
 
 /// [`batch_add`] for points (and bitmap) in host memory: checks, uploads, sums.
-pub fn batch_add_host<C: BatchAddCurve>(
+pub fn batch_add_host<C: Curve>(
     gpu: &Gpu,
     points: &[C::Affine],
     bitmap: Option<&[u32]>,
@@ -453,7 +471,7 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
 /// One affine halving level on the GPU (`out[i] = input[2i] + input[2i + 1]`, the last point passed through
 /// for an odd count), `run` pairs per thread sharing one inversion. Exposed for tests and experiments; the
 /// sums use it through [`Method::Affine`].
-pub fn affine_level<C: BatchAddCurve>(
+pub fn affine_level<C: Curve>(
     gpu: &Gpu,
     input: &DeviceBuffer<C::Affine>,
     run: usize,

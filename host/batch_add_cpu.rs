@@ -1,36 +1,11 @@
 //! CPU reference for [`crate::batch_add`], on blstrs: the same inputs and checks, the obvious algorithm.
 //! Tests compare the GPU against it; provers without a GPU can use it as the fallback.
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::Scalar;
 use ff::Field as _;
 
-use crate::batch_add::{BatchAddCurve, G1, G2, check_bitmap, check_offsets};
+use crate::batch_add::{check_bitmap, check_offsets};
+use crate::curve::Curve;
 use crate::error::Result;
-
-/// blstrs arithmetic for the reference sums.
-pub trait CpuCurve: BatchAddCurve {
-    /// The identity.
-    fn identity() -> Self::Projective;
-    /// `acc += p` (mixed addition).
-    fn add_assign(acc: &mut Self::Projective, p: &Self::Affine);
-}
-
-impl CpuCurve for G1 {
-    fn identity() -> G1Projective {
-        <G1Projective as group::Group>::identity()
-    }
-    fn add_assign(acc: &mut G1Projective, p: &G1Affine) {
-        *acc += p;
-    }
-}
-
-impl CpuCurve for G2 {
-    fn identity() -> G2Projective {
-        <G2Projective as group::Group>::identity()
-    }
-    fn add_assign(acc: &mut G2Projective, p: &G2Affine) {
-        *acc += p;
-    }
-}
 
 /// Is point `i` selected by `bitmap` (bit `i` of word `i / 32`)? The bitmap must cover `i`.
 fn selected(bitmap: Option<&[u32]>, i: usize) -> bool {
@@ -38,13 +13,13 @@ fn selected(bitmap: Option<&[u32]>, i: usize) -> bool {
 }
 
 /// The sum of `points` selected by `bitmap` (all when `None`); `Err(BitmapTooShort)` as on the GPU.
-pub fn batch_add_cpu<C: CpuCurve>(points: &[C::Affine], bitmap: Option<&[u32]>) -> Result<C::Projective> {
+pub fn batch_add_cpu<C: Curve>(points: &[C::Affine], bitmap: Option<&[u32]>) -> Result<C::Projective> {
     Ok(batch_add_sets_cpu::<C>(points, &[0, points.len()], bitmap)?.remove(0))
 }
 
 /// Independent sums: set `s` is `points[set_offsets[s]..set_offsets[s + 1]]`, the bitmap indexed by position
 /// in `points`. Same checks and errors as [`crate::batch_add::batch_add_sets`].
-pub fn batch_add_sets_cpu<C: CpuCurve>(
+pub fn batch_add_sets_cpu<C: Curve>(
     points: &[C::Affine],
     set_offsets: &[usize],
     bitmap: Option<&[u32]>,

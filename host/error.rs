@@ -153,6 +153,11 @@ pub enum Error {
         n: usize,
     },
 
+    /// An MSM configuration that cannot run: window bits out of range, more precomputed copies than windows,
+    /// bases precomputed for another plan.
+    #[error("MSM configuration: {0}")]
+    MsmConfig(String),
+
     /// Any other error the CUDA driver returned.
     #[error("CUDA driver error: {0}")]
     Cuda(#[from] DriverError),

@@ -41,11 +41,14 @@
 
 pub mod batch_add;
 pub mod batch_add_cpu;
+pub mod curve;
 pub mod device;
 pub mod error;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod msm;
+pub mod msm_cpu;
 pub mod ntt;
 pub mod ntt_cpu;
 pub mod pinned;

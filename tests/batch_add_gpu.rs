@@ -13,14 +13,14 @@ use group::Curve;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::batch_add::{
-    BatchAddCurve, G1, G2, Method, affine_level, batch_add, batch_add_host, batch_add_sets, split_scalars,
+    Curve as GpuCurve, G1, G2, Method, affine_level, batch_add, batch_add_host, batch_add_sets, split_scalars,
 };
-use zkgpu::batch_add_cpu::{CpuCurve, batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
+use zkgpu::batch_add_cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 
 /// GPU sum (points and bitmap uploaded) vs the CPU reference.
 fn check_sum<C, T>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)
 where
-    C: BatchAddCurve + CpuCurve,
+    C: GpuCurve,
     C::Projective: PartialEq + std::fmt::Debug,
 {
     let expected = batch_add_cpu::<C>(points, bitmap).unwrap();
@@ -30,7 +30,7 @@ where
 
 fn check_sizes<C, T>(name: &str, sizes: &[usize], method: Method)
 where
-    C: BatchAddCurve<Affine = T::Affine, Projective = T::Projective> + CpuCurve,
+    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
     T: CurveUnderTest,
     T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
     T::Affine: std::ops::Neg<Output = T::Affine>,
@@ -89,7 +89,7 @@ fn g2_affine_method_2_22() {
 /// The affine level kernel alone, on every degenerate pair kind and several run lengths.
 fn check_affine_level<C, T>(name: &str)
 where
-    C: BatchAddCurve<Affine = T::Affine, Projective = T::Projective>,
+    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
     T: CurveUnderTest,
     T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
     T::Affine: std::ops::Neg<Output = T::Affine> + std::fmt::Debug + zkgpu::DeviceSafe,
@@ -129,7 +129,7 @@ fn g2_affine_level_edge_pairs() {
 /// Many independent sums in one launch, with empty sets, one-point sets and unaligned starts.
 fn check_sets<C, T>(name: &str)
 where
-    C: BatchAddCurve<Affine = T::Affine, Projective = T::Projective> + CpuCurve,
+    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
     T: CurveUnderTest,
     T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
     T::Affine: std::ops::Neg<Output = T::Affine> + zkgpu::DeviceSafe,

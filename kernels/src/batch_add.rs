@@ -240,7 +240,7 @@ pub fn affine_level_run<F: Field>(
 /// `acc + other` for the shared-memory trees (general XYZZ addition, 12M + 2S).
 #[inline(always)]
 pub fn combine<F: Field>(acc: &Xyzz<F>, other: &Xyzz<F>) -> Xyzz<F> {
-    acc.add(other)
+    crate::curve::outlined::add(acc, other)
 }
 
 /// A CPU replay of the launches, in the GPU's order, for tests: the same lane programs, windows, trees.

@@ -28,6 +28,7 @@ pub mod batch_add;
 pub mod curve;
 pub mod device;
 pub mod field;
+pub mod msm;
 pub mod ntt;
 
 #[cfg(target_arch = "nvptx64")]

@@ -4,6 +4,7 @@
 pub mod curve_props;
 pub mod field_props;
 pub mod gpu;
+pub mod msm_cases;
 pub mod points;
 
 use rand_chacha::ChaCha20Rng;

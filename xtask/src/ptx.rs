@@ -33,12 +33,15 @@ pub const TEST_ONLY_PREFIXES: [&str; 3] = ["arith_", "device_api_", "smoke_"];
 /// of spill loads, per arch) so that growth still fails the check. Every entry is a performance debt: the
 /// table prints these spills on every run. Remove an entry as soon as its kernel stops spilling.
 /// (kernel name prefix, max spill-store bytes, max spill-load bytes, why)
-pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[(
-    "batch_add_g2_",
-    2048,
-    1024,
-    "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, batch addition)",
-)];
+pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[
+    (
+        "batch_add_g2_",
+        2048,
+        1024,
+        "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, batch addition)",
+    ),
+    ("msm_g2_", 512, 512, "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, MSM)"),
+];
 
 /// PTX freshly built from the sources, per arch: the production module (`files`, committed) and the test
 /// module (`test_files`; an empty file when build.rs did not build it).

@@ -103,7 +103,7 @@ impl<F: Field> Jacobian<F> {
         let h = u2.sub(&self.x);
         let r = s2.sub(&self.y).double();
         if h.is_zero() {
-            return if r.is_zero() { self.double() } else { Self::IDENTITY };
+            return if r.is_zero() { super::outlined::double(self) } else { Self::IDENTITY };
         }
         let hh = h.square();
         // Z3 first: Z1 and Z1Z1 die here (lower register pressure).
@@ -143,7 +143,7 @@ impl<F: Field> Jacobian<F> {
         let r = s2.sub(&s1).double();
         if h.is_zero() {
             let p_again = Self { x: u1.double().double(), y: s1.double().double().double(), z: two_z1z2 };
-            return if r.is_zero() { p_again.double() } else { Self::IDENTITY };
+            return if r.is_zero() { super::outlined::double(&p_again) } else { Self::IDENTITY };
         }
         let z3 = two_z1z2.mul(&h);
         let i = h.double().square();

@@ -21,6 +21,7 @@ mod affine;
 mod g1;
 mod g2;
 mod jacobian;
+pub mod outlined;
 pub mod ops;
 mod xyzz;
 

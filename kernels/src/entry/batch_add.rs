@@ -23,22 +23,13 @@ use crate::device::{
 };
 use crate::field::{Field, Fq, Fq2, Fr};
 
+use super::shared_or_trap;
+
 /// Words of the "other" bitmap per chunk of the compaction kernels (256 threads × 4 words).
 pub const CHUNK_WORDS: u32 = 1024;
 /// Threads per block of the compaction kernels.
 pub const COMPACT_BLOCK: u32 = 256;
 const WORDS_PER_THREAD: u32 = CHUNK_WORDS / COMPACT_BLOCK;
-
-/// A typed slice of the dynamic shared memory, or a trap when the launch gave too little (the host then
-/// gets a launch error instead of a wrong sum).
-#[inline(always)]
-fn shared_or_trap<T: Copy>(arena: &mut SharedArena, len: u32) -> SharedSlice<T> {
-    match arena.alloc::<T>(len as usize) {
-        Some(slice) => slice,
-        // SAFETY: trap ends the kernel; nothing is written.
-        None => unsafe { core::arch::nvptx::trap() },
-    }
-}
 
 /// Every thread of the block contributes `value`; thread 0 gets the tree sum of the block (others get
 /// garbage). `slots` holds one point per thread.

@@ -10,6 +10,8 @@
 mod batch_add;
 mod bench_mul;
 #[cfg(not(feature = "test-kernels"))]
+mod msm;
+#[cfg(not(feature = "test-kernels"))]
 mod ntt;
 #[cfg(not(feature = "test-kernels"))]
 mod smoke;
@@ -21,3 +23,15 @@ mod curve_ops;
 mod device_api;
 #[cfg(feature = "test-kernels")]
 mod field_ops;
+
+/// A typed slice of the dynamic shared memory, or a trap when the launch gave too little (the host then gets a
+/// launch error instead of a wrong result).
+#[allow(dead_code)]
+#[inline(always)]
+pub(crate) fn shared_or_trap<T: Copy>(arena: &mut crate::device::SharedArena, len: u32) -> crate::device::SharedSlice<T> {
+    match arena.alloc::<T>(len as usize) {
+        Some(slice) => slice,
+        // SAFETY: trap ends the kernel; nothing is written.
+        None => unsafe { core::arch::nvptx::trap() },
+    }
+}

@@ -15,15 +15,15 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::marker::PhantomData;
 use std::time::Instant;
-use zkgpu::batch_add::{BatchAddCurve, BatchAdder, G1, G2, Method};
-use zkgpu::batch_add_cpu::{CpuCurve, batch_add_cpu};
+use zkgpu::batch_add::{Curve, BatchAdder, G1, G2, Method};
+use zkgpu::batch_add_cpu::batch_add_cpu;
 use zkgpu::{DeviceBuffer, Gpu};
 
 /// Points per generator thread.
 const RUN: usize = 1024;
 
 /// What differs between G1 and G2 here.
-pub trait BenchCurve: BatchAddCurve + CpuCurve + Send + Sync {
+pub trait BenchCurve: Curve + Send + Sync {
     const STEM: &'static str;
     /// A fixed point of the group (hashed to the curve: blstrs exposes no inherent generator).
     fn generator() -> Self::Projective;

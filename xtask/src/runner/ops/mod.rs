@@ -3,6 +3,7 @@
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
 //! change. Ratios to sppark come from `xtask::peers` by op name.
 pub mod batch_add;
+pub mod msm;
 pub mod mul;
 pub mod ntt;
 pub mod transfer;
@@ -85,6 +86,7 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
         .into_iter()
         .chain(ntt::all_ops().into_iter().map(|op| Box::new(op) as Box<dyn BenchOp>))
         .chain(batch_add::all_ops())
+        .chain(msm::all_ops())
     .collect()
 }
 

@@ -1,0 +1,596 @@
+//! Multi-scalar multiplication `Σ sᵢ·Pᵢ` over G1 and G2 on the GPU (Pippenger's bucket method, signed
+//! digits, every stage on the device, window combination included). The CPU reference is
+//! [`crate::msm_cpu`].
+//!
+//! The algorithm, its stages and thread mapping are described in `zkgpu_kernels::msm`; measured numbers and
+//! what limits them are in kernels/NOTES.md ("MSM").
+//!
+//! - **Bases** come from the host ([`Bases::Host`], pinned or pageable) or stay on the device
+//!   ([`MsmBases`], uploaded once: a Groth16 SRS is the same for every proof). Device bases may carry
+//!   fixed-base precomputation ([`MsmBases::precompute`]): `copies` shifted copies of the table cut the
+//!   bucket sets (and doublings) from `W` to `⌈W / copies⌉`, which makes larger windows pay; the cost is
+//!   `copies ×` the table's memory.
+//! - **Scalars** come from the host ([`Scalars::Host`]) or the device ([`Scalars::Device`]).
+//! - **Chunks**: points are processed in chunks (buckets persist across them). With host inputs, the next
+//!   chunk's upload runs on the copy stream while the current chunk computes; device inputs use chunks only
+//!   to bound the scratch memory (2^24 points per chunk by default).
+//! - **Determinism**: the result is normalized to `Z = 1` on the host (the bucket order inside the GPU sort
+//!   varies from run to run, the point does not), so results are bit-identical run to run.
+//!
+//! ```no_run
+//! # fn main() -> zkgpu::Result<()> {
+//! use group::{Curve, Group};
+//! use zkgpu::msm::{Bases, G1, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
+//! let gpu = zkgpu::Gpu::new(0)?;
+//! let g = blstrs::G1Projective::generator();
+//! let bases: Vec<blstrs::G1Affine> = (1..=4u64).map(|k| (g * blstrs::Scalar::from(k)).to_affine()).collect();
+//! let scalars: Vec<blstrs::Scalar> = (1..=4u64).map(blstrs::Scalar::from).collect();
+//! // One-shot:
+//! let sum = zkgpu::msm::msm::<G1>(&gpu, &bases, &scalars)?;
+//! // Bases resident on the device, many MSMs with new scalars:
+//! let srs = MsmBases::<G1>::upload(&gpu, &bases)?;
+//! let mut msm = Msm::<G1>::new(&gpu, MsmPlan::new(bases.len(), &MsmConfig::default(), false)?)?;
+//! let again = msm.run(Bases::Device(&srs), Scalars::Host(&scalars))?;
+//! assert_eq!(sum, again);
+//! # Ok(())
+//! # }
+//! ```
+use std::marker::PhantomData;
+
+use blstrs::Scalar;
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use zkgpu_kernels::msm::{MAX_WINDOW_BITS, SCAN_BLOCK, window_count};
+
+pub use crate::curve::{Curve, G1, G2};
+use crate::batch_add::{XyzzSetSum, reduce_scratch_len};
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use crate::launch::launch_config_1d;
+use crate::memory::{DeviceBuffer, as_bytes};
+
+/// Threads per block of the per-scalar kernels (count, scatter).
+const SCALAR_BLOCK: u32 = 256;
+/// Entries carry the point index in 31 bits (bit 31 is the sign), so a base table holds fewer than 2^31 points.
+const MAX_TABLE_POINTS: usize = 1 << 31;
+/// Points per chunk with device inputs, unless configured: bounds the sort's scratch (4 bytes per entry).
+const DEVICE_CHUNK: usize = 1 << 24;
+/// Chunks with host inputs: about this many, so the first chunk's upload (not overlapped) is a quarter of it.
+const HOST_CHUNKS: usize = 4;
+/// Smallest and largest chunk with host inputs.
+const HOST_CHUNK_MIN: usize = 1 << 20;
+/// Threads the accumulate stage aims for (several waves of ~50 resident threads per SM·warp slot).
+const ACCUMULATE_THREADS: usize = 1 << 17;
+/// Threads the reduce stage aims for.
+const REDUCE_THREADS: usize = 1 << 16;
+/// Window sizes the automatic choice considers.
+const AUTO_WINDOW_BITS: std::ops::RangeInclusive<u32> = 2..=22;
+/// Bucket work per bucket and chunk (the fixup's general addition ≈ 1.6 mixed additions) and per bucket once
+/// (the reduce's two general additions and its share of `lo·R`), in mixed additions: the cost model's weights.
+const FIXUP_COST: f64 = 1.6;
+const REDUCE_COST: f64 = 5.0;
+
+/// Choices for an MSM; `Default` picks everything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MsmConfig {
+    /// Window bits `c` (1..=24); `None`: the cost model's choice for the size (see [`choose_window_bits`]).
+    pub window_bits: Option<u32>,
+    /// Points per chunk; `None`: all at once up to 2^24 with device inputs, about a quarter with host inputs.
+    pub chunk: Option<usize>,
+    /// Precomputed copies of the bases (fixed-base precomputation); 0 or 1: none. Device bases made with
+    /// [`MsmBases::precompute`] for the same plan must be used.
+    pub precompute: u32,
+}
+
+/// The shape of an MSM run: window size, virtual windows, chunking and per-thread work. Made by
+/// [`MsmPlan::new`]; the scratch memory follows from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmPlan {
+    /// Most points per call.
+    pub n: usize,
+    /// Window bits `c`.
+    pub window_bits: u32,
+    /// Windows `W = ⌈256 / c⌉`.
+    pub windows: u32,
+    /// Precomputed copies of the bases (1: none).
+    pub copies: u32,
+    /// Virtual windows (bucket sets) `q = ⌈W / copies⌉`.
+    pub virtual_windows: u32,
+    /// Points per chunk.
+    pub chunk: usize,
+    /// Sorted entries per accumulate thread.
+    pub seg: u32,
+    /// Buckets per reduce thread.
+    pub reduce_run: u32,
+}
+
+/// The window size with the least modelled work for `n` points in `chunks` chunks with `copies` precomputed
+/// copies: mixed additions `n·W` plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`.
+pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
+    let cost = |c: u32| {
+        let w = window_count(c) as f64;
+        let q = window_count(c).div_ceil(copies.max(1)) as f64;
+        n as f64 * w + q * (1u64 << (c - 1)) as f64 * (FIXUP_COST * chunks as f64 + REDUCE_COST)
+    };
+    AUTO_WINDOW_BITS.min_by(|&a, &b| cost(a).total_cmp(&cost(b))).unwrap_or(16)
+}
+
+/// The largest power of two `<= x` (1 for `x <= 1`), clamped to `[lo, hi]`.
+fn pow2_clamped(x: usize, lo: usize, hi: usize) -> usize {
+    let p = if x <= 1 { 1 } else { 1usize << (usize::BITS - 1 - x.leading_zeros()) };
+    p.clamp(lo, hi)
+}
+
+impl MsmPlan {
+    /// A plan for up to `n` points. `host_inputs`: bases or scalars come from host memory (smaller chunks, so
+    /// uploads overlap compute). `Err(MsmConfig)` for window bits outside 1..=24 or a zero chunk.
+    pub fn new(n: usize, config: &MsmConfig, host_inputs: bool) -> Result<MsmPlan> {
+        let copies = config.precompute.max(1);
+        let chunk = match config.chunk {
+            Some(0) => return Err(Error::MsmConfig("a chunk of 0 points".into())),
+            Some(chunk) => chunk,
+            None if host_inputs && n > HOST_CHUNK_MIN => n.div_ceil(HOST_CHUNKS).clamp(HOST_CHUNK_MIN, DEVICE_CHUNK),
+            None => n.min(DEVICE_CHUNK),
+        }
+        .clamp(1, n.max(1));
+        let chunks = n.div_ceil(chunk).max(1);
+        let c = match config.window_bits {
+            Some(c) if (1..=MAX_WINDOW_BITS).contains(&c) => c,
+            Some(c) => return Err(Error::MsmConfig(format!("window bits {c} not in 1..={MAX_WINDOW_BITS}"))),
+            None => choose_window_bits(n, copies, chunks),
+        };
+        let windows = window_count(c);
+        if copies > windows {
+            return Err(Error::MsmConfig(format!("{copies} precomputed copies for {windows} windows")));
+        }
+        let q = windows.div_ceil(copies);
+        let entries = chunk.saturating_mul(windows as usize);
+        let seg = pow2_clamped(entries / ACCUMULATE_THREADS, 16, 512) as u32;
+        let buckets = 1usize << (c - 1);
+        let reduce_run = pow2_clamped(q as usize * buckets / REDUCE_THREADS, 2, 64) as u32;
+        Ok(MsmPlan { n, window_bits: c, windows, copies, virtual_windows: q, chunk, seg, reduce_run })
+    }
+
+    /// Buckets per virtual window, `2^(c−1)`.
+    pub fn buckets(&self) -> usize {
+        1 << (self.window_bits - 1)
+    }
+
+    /// Entry slots per virtual window and chunk: every window served by the virtual window can put one
+    /// entry per point there.
+    fn per_window(&self) -> usize {
+        self.chunk * self.windows.div_ceil(self.virtual_windows) as usize
+    }
+
+    /// Run-partial slots per virtual window (see `zkgpu_kernels::msm`).
+    fn slots(&self) -> usize {
+        self.buckets() + self.per_window().div_ceil(self.seg as usize)
+    }
+
+    /// Reduce shares per virtual window.
+    fn shares(&self) -> usize {
+        self.buckets().div_ceil(self.reduce_run as usize)
+    }
+
+    /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
+    pub fn scratch_bytes<C: Curve>(&self) -> usize {
+        let q = self.virtual_windows as usize;
+        let words = q * (3 * self.buckets() + 1) + q * self.per_window();
+        let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
+        words * 4 + points * C::XYZZ_BYTES + (q + 1) * size_of::<C::Projective>()
+    }
+}
+
+/// Bases resident on one GPU: uploaded once, used by many MSMs (optionally with precomputed copies).
+pub struct MsmBases<C: Curve> {
+    /// `copies` rows of `n` points: row `k` holds `2^(c·q·k)·Pᵢ`.
+    table: DeviceBuffer<C::Affine>,
+    n: usize,
+    copies: u32,
+    /// The window bits the copies were made for (0 without precomputation).
+    window_bits: u32,
+}
+
+impl<C: Curve> MsmBases<C> {
+    /// Uploads `bases` (no precomputation).
+    pub fn upload(gpu: &Gpu, bases: &[C::Affine]) -> Result<Self> {
+        check_table(bases.len(), 1)?;
+        Ok(MsmBases { table: gpu.upload(bases)?, n: bases.len(), copies: 1, window_bits: 0 })
+    }
+
+    /// Takes bases already on the device.
+    pub fn from_buffer(table: DeviceBuffer<C::Affine>) -> Result<Self> {
+        check_table(table.len(), 1)?;
+        Ok(MsmBases { n: table.len(), table, copies: 1, window_bits: 0 })
+    }
+
+    /// Uploads `bases` and builds `plan.copies` shifted copies on the GPU (`copies · n` points of device
+    /// memory): row `k` is `2^(c·q·k)·Pᵢ` for the plan's window bits `c` and virtual windows `q`. Runs with this
+    /// plan then need `q` bucket sets instead of `W`.
+    pub fn precompute(gpu: &Gpu, bases: &[C::Affine], plan: &MsmPlan) -> Result<Self> {
+        check_table(bases.len(), plan.copies.max(1))?;
+        Self::precompute_from_buffer(gpu, &gpu.upload(bases)?, plan)
+    }
+
+    /// [`MsmBases::precompute`] for bases already on the device (copied into the table's first row).
+    pub fn precompute_from_buffer(gpu: &Gpu, bases: &DeviceBuffer<C::Affine>, plan: &MsmPlan) -> Result<Self> {
+        let (n, copies) = (bases.len(), plan.copies.max(1));
+        check_table(n, copies)?;
+        let span = tracing::info_span!("zkgpu.msm.precompute", curve = C::NAME, n, copies);
+        let _entered = span.enter();
+        let mut table = gpu.alloc_zeroed::<C::Affine>(n * copies as usize)?;
+        if n > 0 {
+            gpu.stream().memcpy_dtod(bases.raw(), &mut table.raw_range_mut(0..n)?)?;
+        }
+        if n > 0 && copies > 1 {
+            let f = gpu.function(&format!("msm_{}_precompute", C::NAME))?;
+            let (n32, shift) = (n as u32, plan.window_bits * plan.virtual_windows);
+            let mut launch = gpu.stream().launch_builder(&f);
+            launch.arg(table.raw_mut()).arg(&n32).arg(&shift).arg(&copies);
+            // SAFETY: msm_{C}_precompute: one thread per point (n < 2^31), the table holds copies · n points
+            // with row 0 written above; each thread reads and writes only its own column.
+            unsafe { launch.launch(launch_config_1d(n, point_block::<C>())) }?;
+        }
+        gpu.synchronize()?;
+        let window_bits = if copies > 1 { plan.window_bits } else { 0 };
+        Ok(MsmBases { table, n, copies, window_bits })
+    }
+
+    /// Number of bases.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether there are no bases.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Precomputed copies (1: none).
+    pub fn copies(&self) -> u32 {
+        self.copies
+    }
+
+    /// Device memory the table takes.
+    pub fn device_bytes(&self) -> usize {
+        self.table.byte_len()
+    }
+}
+
+fn check_table(n: usize, copies: u32) -> Result<()> {
+    if n.saturating_mul(copies as usize) >= MAX_TABLE_POINTS {
+        return Err(Error::SizeOverflow(format!("{n} bases × {copies} copies: a table holds fewer than 2^31 points")));
+    }
+    Ok(())
+}
+
+/// Where the bases are.
+pub enum Bases<'a, C: Curve> {
+    /// Resident on the device (possibly precomputed); the scalars use the first `scalars.len()` bases.
+    Device(&'a MsmBases<C>),
+    /// In host memory (pinned memory uploads at line rate; pageable memory is staged by the driver).
+    /// Must hold exactly one base per scalar.
+    Host(&'a [C::Affine]),
+}
+
+/// Where the scalars are.
+pub enum Scalars<'a> {
+    /// On the device.
+    Device(&'a DeviceBuffer<Scalar>),
+    /// In host memory.
+    Host(&'a [Scalar]),
+}
+
+impl Scalars<'_> {
+    /// Number of scalars.
+    pub fn len(&self) -> usize {
+        match self {
+            Scalars::Device(s) => s.len(),
+            Scalars::Host(s) => s.len(),
+        }
+    }
+
+    /// Whether there are no scalars.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Threads per block of the per-point kernels (G2's 255 registers allow fewer).
+fn point_block<C: Curve>() -> u32 {
+    if C::XYZZ_BYTES > 192 { 64 } else { 128 }
+}
+
+/// Kernel handles of one curve.
+struct Kernels {
+    count: CudaFunction,
+    scan: CudaFunction,
+    scatter: CudaFunction,
+    accumulate: CudaFunction,
+    fixup: CudaFunction,
+    reduce: CudaFunction,
+    combine: CudaFunction,
+}
+
+/// An MSM engine: kernels and scratch for one [`MsmPlan`], reused across calls (allocate once per size).
+pub struct Msm<'g, C: Curve> {
+    gpu: &'g Gpu,
+    plan: MsmPlan,
+    kernels: Kernels,
+    sums: XyzzSetSum<C>,
+    counts: DeviceBuffer<u32>,
+    cursors: DeviceBuffer<u32>,
+    offsets: DeviceBuffer<u32>,
+    sorted: DeviceBuffer<u32>,
+    partials: DeviceBuffer<u8>,
+    buckets: DeviceBuffer<u8>,
+    shares: DeviceBuffer<u8>,
+    window_sums: DeviceBuffer<C::Projective>,
+    out: DeviceBuffer<C::Projective>,
+    /// Double-buffered chunk staging for host inputs, allocated on first use.
+    staged_bases: Vec<DeviceBuffer<C::Affine>>,
+    staged_scalars: Vec<DeviceBuffer<Scalar>>,
+    _curve: PhantomData<C>,
+}
+
+impl<'g, C: Curve> Msm<'g, C> {
+    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]).
+    pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
+        let name = |what: &str| format!("msm_{}_{what}", C::NAME);
+        let kernels = Kernels {
+            count: gpu.function("msm_count")?,
+            scan: gpu.function("msm_scan")?,
+            scatter: gpu.function("msm_scatter")?,
+            accumulate: gpu.function(&name("accumulate"))?,
+            fixup: gpu.function(&name("fixup"))?,
+            reduce: gpu.function(&name("reduce"))?,
+            combine: gpu.function(&name("combine"))?,
+        };
+        let q = plan.virtual_windows as usize;
+        let b = plan.buckets();
+        let xyzz = C::XYZZ_BYTES;
+        Ok(Msm {
+            gpu,
+            kernels,
+            sums: XyzzSetSum::new(gpu, plan.shares(), q)?,
+            counts: gpu.alloc_zeroed(q * b)?,
+            cursors: gpu.alloc_zeroed(q * b)?,
+            offsets: gpu.alloc_zeroed(q * (b + 1))?,
+            sorted: gpu.alloc_zeroed(q * plan.per_window())?,
+            partials: gpu.alloc_zeroed(q * plan.slots() * xyzz)?,
+            buckets: gpu.alloc_zeroed(q * b * xyzz)?,
+            shares: gpu.alloc_zeroed(q * plan.shares() * xyzz)?,
+            window_sums: gpu.alloc_zeroed(q)?,
+            out: gpu.alloc_zeroed(1)?,
+            staged_bases: Vec::new(),
+            staged_scalars: Vec::new(),
+            plan,
+            _curve: PhantomData,
+        })
+    }
+
+    /// The plan in use.
+    pub fn plan(&self) -> &MsmPlan {
+        &self.plan
+    }
+
+    /// Device memory this engine holds now: scratch plus any host-input staging.
+    pub fn device_bytes(&self) -> usize {
+        let staged: usize = self.staged_bases.iter().map(|b| b.byte_len()).sum::<usize>()
+            + self.staged_scalars.iter().map(|s| s.byte_len()).sum::<usize>();
+        self.plan.scratch_bytes::<C>() + staged
+    }
+
+    /// `Σ scalars[i]·bases[i]`, normalized (`Z = 1`, or the identity). Errors: more scalars than the plan's
+    /// `n` or than the bases (`LengthMismatch`; host bases must match the scalars exactly), device bases
+    /// precomputed for another plan (`MsmConfig`), device memory for the host-input staging
+    /// (`OutOfMemory`). Nothing the caller passed is modified.
+    pub fn run(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<C::Projective> {
+        let n = scalars.len();
+        let span = tracing::info_span!("zkgpu.msm", curve = C::NAME, n, c = self.plan.window_bits);
+        let _entered = span.enter();
+        if n > self.plan.n {
+            return Err(Error::LengthMismatch { what: "msm scalars (plan size)", expected: self.plan.n, actual: n });
+        }
+        match &bases {
+            Bases::Host(b) if b.len() != n => {
+                return Err(Error::LengthMismatch { what: "msm bases", expected: n, actual: b.len() });
+            }
+            Bases::Device(b) => {
+                if b.len() < n {
+                    return Err(Error::LengthMismatch { what: "msm device bases", expected: n, actual: b.len() });
+                }
+                if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) {
+                    return Err(Error::MsmConfig(format!(
+                        "bases precomputed with {} copies for c = {}, plan has {} copies and c = {}",
+                        b.copies, b.window_bits, self.plan.copies, self.plan.window_bits
+                    )));
+                }
+            }
+            Bases::Host(_) => {
+                if self.plan.copies > 1 {
+                    return Err(Error::MsmConfig("precomputed plans need device bases (MsmBases::precompute)".into()));
+                }
+            }
+        }
+        if n == 0 {
+            return Ok(C::identity());
+        }
+        let result = self.enqueue_all(&bases, &scalars);
+        if result.is_err() {
+            // Copies from the caller's host memory may be queued: they must not outlive this call.
+            let _ = self.gpu.synchronize();
+        }
+        result?;
+        let out = self.gpu.download(&self.out)?;
+        let sum = out.first().ok_or_else(|| Error::MsmConfig("no result".into()))?;
+        Ok(C::normalize(sum))
+    }
+
+    /// Queues every chunk and the final stages (inputs checked by [`Msm::run`]).
+    fn enqueue_all(&mut self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+        let n = scalars.len();
+        self.prepare_staging(bases, scalars)?;
+        let stream = self.gpu.stream().clone();
+        stream.memset_zeros(self.buckets.raw_mut())?;
+        let chunk = self.plan.chunk;
+        let mut first = 0;
+        let mut k = 0;
+        while first < n {
+            let len = chunk.min(n - first);
+            self.stage(k % 2, bases, scalars, first, len)?;
+            self.enqueue_chunk(k % 2, bases, scalars, first, len)?;
+            first += len;
+            k += 1;
+        }
+        self.enqueue_finish()
+    }
+
+    /// Allocates the chunk staging host inputs need (twice the chunk, for double buffering).
+    fn prepare_staging(&mut self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+        let chunk = self.plan.chunk.min(self.plan.n);
+        if matches!(bases, Bases::Host(_)) && self.staged_bases.is_empty() {
+            self.staged_bases = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+        }
+        if matches!(scalars, Scalars::Host(_)) && self.staged_scalars.is_empty() {
+            self.staged_scalars = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+        }
+        Ok(())
+    }
+
+    /// Queues the upload of chunk `[first, first + len)` of the host inputs into staging slot `slot`, on the
+    /// copy stream (cudarc's buffer events order it after the kernels that read the slot two chunks ago, and
+    /// the kernels of this chunk after it). Device inputs need nothing.
+    fn stage(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+        let copy = self.gpu.copy_stream().clone();
+        let span = tracing::debug_span!("zkgpu.msm.h2d", first, len);
+        let _entered = span.enter();
+        if let Bases::Host(b) = bases {
+            let dst = &mut self.staged_bases[slot];
+            copy.memcpy_htod(as_bytes(&b[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+        }
+        if let Scalars::Host(s) = scalars {
+            let dst = &mut self.staged_scalars[slot];
+            copy.memcpy_htod(as_bytes(&s[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+        }
+        Ok(())
+    }
+
+    /// Queues count, scan, scatter, accumulate and fixup for one chunk on the compute stream.
+    fn enqueue_chunk(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
+        let buckets = plan.buckets() as u32;
+        let len32 = len as u32;
+        let per_window = plan.per_window() as u32;
+        // Point indices: device bases index the whole table (stride n, chunk offset first); staged host bases
+        // index the chunk (no copies).
+        let (stride, first32) = match bases {
+            Bases::Device(b) => (b.n as u32, first as u32),
+            Bases::Host(_) => (len32, 0),
+        };
+        let scalar_view = match scalars {
+            Scalars::Device(s) => s.raw_range(first..first + len)?,
+            Scalars::Host(_) => self.staged_scalars[slot].raw_range(0..len)?,
+        };
+        stream.memset_zeros(self.counts.raw_mut())?;
+
+        let mut launch = stream.launch_builder(&self.kernels.count);
+        launch.arg(&scalar_view).arg(&len32).arg(&c).arg(&windows).arg(&q).arg(self.counts.raw_mut());
+        // SAFETY: msm_count: one thread per scalar of the chunk (len of them in the view); counts holds
+        // q · 2^(c−1) zeroed counters; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan invariants).
+        unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) }?;
+
+        let cfg = LaunchConfig { grid_dim: (q, 1, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
+        let mut launch = stream.launch_builder(&self.kernels.scan);
+        launch.arg(self.counts.raw()).arg(&buckets).arg(self.offsets.raw_mut()).arg(self.cursors.raw_mut());
+        // SAFETY: msm_scan: grid (q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of shared memory; counts and
+        // cursors hold q · buckets entries, offsets q · (buckets + 1); totals <= len · copies < 2^32.
+        unsafe { launch.launch(cfg) }?;
+
+        let mut launch = stream.launch_builder(&self.kernels.scatter);
+        launch.arg(&scalar_view).arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&stride).arg(&first32);
+        launch.arg(self.cursors.raw_mut()).arg(self.sorted.raw_mut()).arg(&per_window);
+        // SAFETY: msm_scatter: same scalars and layout as the count, so every cursor stays inside its
+        // bucket's range of the window (<= per_window entries); sorted holds q · per_window entries; point
+        // indices (w / q)·stride + first + i are < copies · n < 2^31 (check_table) or < len for staged bases.
+        unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) }?;
+        drop(launch);
+
+        let base_view = match bases {
+            Bases::Device(b) => b.table.raw_range(0..b.table.len())?,
+            Bases::Host(_) => self.staged_bases[slot].raw_range(0..len)?,
+        };
+        let block = point_block::<C>();
+        let segs = plan.per_window().div_ceil(plan.seg as usize);
+        let (seg, slots) = (plan.seg, plan.slots() as u32);
+        let cfg = LaunchConfig {
+            grid_dim: (segs.div_ceil(block as usize) as u32, q, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.kernels.accumulate);
+        launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
+        launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut());
+        // SAFETY: msm_{C}_accumulate: grid covers ⌈per_window / seg⌉ segments per virtual window; offsets and
+        // sorted come from this chunk's scan and scatter; every entry names a point of the base view (see the
+        // scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
+        unsafe { launch.launch(cfg) }?;
+
+        let cfg = LaunchConfig {
+            grid_dim: ((buckets as usize).div_ceil(block as usize) as u32, q, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.kernels.fixup);
+        launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw()).arg(&slots);
+        launch.arg(self.buckets.raw_mut());
+        // SAFETY: msm_{C}_fixup: one thread per bucket of each virtual window; offsets/partials as written by
+        // the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points.
+        unsafe { launch.launch(cfg) }?;
+        Ok(())
+    }
+
+    /// Queues the bucket reduction, the per-window sums and the window combination into `out`.
+    fn enqueue_finish(&mut self) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let (c, q) = (plan.window_bits, plan.virtual_windows);
+        let buckets = plan.buckets() as u32;
+        let (run, shares) = (plan.reduce_run, plan.shares());
+        let block = point_block::<C>();
+        let cfg = LaunchConfig {
+            grid_dim: (shares.div_ceil(block as usize) as u32, q, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.kernels.reduce);
+        launch.arg(self.buckets.raw()).arg(&buckets).arg(&run).arg(self.shares.raw_mut());
+        // SAFETY: msm_{C}_reduce: one thread per share (⌈buckets / run⌉ per virtual window); buckets holds
+        // q · buckets points, shares q · ⌈buckets / run⌉.
+        unsafe { launch.launch(cfg) }?;
+        drop(launch);
+        self.sums.enqueue(&self.shares, shares as u32, &mut self.window_sums)?;
+        let mut launch = stream.launch_builder(&self.kernels.combine);
+        launch.arg(self.window_sums.raw()).arg(&q).arg(&c).arg(self.out.raw_mut());
+        // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, out one.
+        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 }) }?;
+        Ok(())
+    }
+}
+
+/// `Σ scalars[i]·bases[i]` with everything in host memory: a one-shot plan and engine (use [`Msm`] to reuse
+/// scratch across calls). `Err(LengthMismatch)` when the lengths differ.
+pub fn msm<C: Curve>(gpu: &Gpu, bases: &[C::Affine], scalars: &[Scalar]) -> Result<C::Projective> {
+    if bases.len() != scalars.len() {
+        return Err(Error::LengthMismatch { what: "msm bases", expected: scalars.len(), actual: bases.len() });
+    }
+    let plan = MsmPlan::new(scalars.len(), &MsmConfig::default(), true)?;
+    Msm::<C>::new(gpu, plan)?.run(Bases::Host(bases), Scalars::Host(scalars))
+}
+
+/// `Σ scalars[i]·bases[i]` with device-resident bases and scalars (one-shot plan and engine).
+pub fn msm_device<C: Curve>(gpu: &Gpu, bases: &MsmBases<C>, scalars: &DeviceBuffer<Scalar>) -> Result<C::Projective> {
+    let plan = MsmPlan::new(scalars.len(), &MsmConfig::default(), false)?;
+    Msm::<C>::new(gpu, plan)?.run(Bases::Device(bases), Scalars::Device(scalars))
+}

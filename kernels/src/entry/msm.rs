@@ -1,0 +1,369 @@
+//! MSM kernels (algorithm, stages and thread mapping: [`crate::msm`]).
+//!
+//! Curve-independent (scalars are `blstrs::Scalar` bytes):
+//! - `msm_count(scalars, len, c, windows, q, counts)`: grid ⌈len / block⌉; bucket histograms;
+//! - `msm_scan(counts, buckets, offsets, cursors)`: grid `(q)`, [`SCAN_BLOCK`] threads, shared memory
+//!   `SCAN_BLOCK · 4` bytes; exclusive prefix sums per virtual window;
+//! - `msm_scatter(scalars, len, c, windows, q, stride, first, cursors, sorted, per_window)`: the counting
+//!   sort's scatter.
+//!
+//! Per curve `C` in {g1, g2} (bases `blstrs::G1Affine` / `G2Affine` bytes; sums XYZZ; window sums and the
+//! result Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
+//! - `msm_{C}_accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials)`: grid
+//!   `(⌈⌈per_window / seg⌉ / block⌉, q)`; one segment of sorted entries per thread;
+//! - `msm_{C}_fixup(offsets, buckets, seg, partials, slots, bucket_sums)`: grid `(⌈buckets / block⌉, q)`;
+//! - `msm_{C}_reduce(bucket_sums, buckets, run, shares)`: grid `(⌈⌈buckets / run⌉ / block⌉, q)`;
+//! - `msm_{C}_combine(window_sums, q, c, out)`: one thread;
+//! - `msm_{C}_precompute(table, n, shift, copies)`: grid ⌈n / block⌉; shifted copies of the bases.
+//!
+//! The per-window sums of the reduce shares are made by `batch_add_{C}_reduce` / `_finish`.
+use crate::curve::{Affine, Jacobian, Xyzz, outlined};
+use crate::device::{block_dim_x, block_idx, global_thread_index, sync_threads, thread_idx_x};
+use crate::device::atomic::atomic_add_u32;
+use crate::field::{Field, Fq, Fq2, Fr};
+use crate::msm::{
+    DigitLayout, SCAN_BLOCK, accumulate_segment, bucket_runs_sum, combine_windows, weighted_bucket_sum,
+};
+
+use super::shared_or_trap;
+
+/// Thread `i < len` adds one to `counts[v · buckets + b]` for each entry `(v, b)` of chunk scalar `i`.
+///
+/// # Safety
+/// One thread per scalar (threads `>= len` return); `scalars` holds `len` scalars; `counts` holds
+/// `q · 2^(c−1)` counters, only accessed atomically during the launch; `1 <= c <= 24`,
+/// `windows = ⌈256 / c⌉`, `1 <= q <= windows`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn msm_count(scalars: *const Fr, len: u32, c: u32, windows: u32, q: u32, counts: *mut u32) {
+    let i = global_thread_index();
+    if i >= len as usize {
+        return;
+    }
+    let layout = DigitLayout { c, windows, virtual_windows: q, stride: 0, first: 0 };
+    let buckets = layout.buckets();
+    // SAFETY: i < len.
+    let s = unsafe { *scalars.add(i) };
+    layout.for_each_entry(&s, i as u32, |v, b, _| {
+        // SAFETY: v < q and b < buckets, so the counter exists; only atomic accesses meanwhile.
+        unsafe { atomic_add_u32(counts.add((v * buckets + b) as usize), 1) };
+    });
+}
+
+/// Block `v` turns `counts[v · buckets ..][..buckets]` into `offsets[v · (buckets + 1) ..][..=buckets]`
+/// (exclusive prefix sums, the total last) and a copy of the first `buckets` of them in `cursors`.
+///
+/// # Safety
+/// Grid `(q)`, [`SCAN_BLOCK`] threads, at least `SCAN_BLOCK · 4` bytes of dynamic shared memory. `counts`
+/// and `cursors` hold `q · buckets` entries, `offsets` `q · (buckets + 1)`; totals fit u32; no aliasing.
+/// Thread `t` reads and writes the contiguous range `[t·k, (t+1)·k)` of its window (`k = ⌈buckets / SCAN_BLOCK⌉`).
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn msm_scan(counts: *const u32, buckets: u32, offsets: *mut u32, cursors: *mut u32) {
+    let v = block_idx().x as usize;
+    let t = thread_idx_x();
+    let per = buckets.div_ceil(SCAN_BLOCK);
+    let lo = (t * per).min(buckets);
+    let hi = (lo + per).min(buckets);
+    let counts = counts.wrapping_add(v * buckets as usize);
+    let mut own = 0u32;
+    for b in lo..hi {
+        // SAFETY: b < buckets.
+        own += unsafe { *counts.add(b as usize) };
+    }
+    let mut arena = crate::device::SharedArena::dynamic();
+    let scan = shared_or_trap::<u32>(&mut arena, SCAN_BLOCK);
+    // Inclusive Hillis–Steele scan of `own` over the block; every thread reaches every barrier.
+    // SAFETY: t < SCAN_BLOCK = scan.len(); barriers order each step's reads before its writes.
+    let inclusive = unsafe {
+        scan.set_unchecked(t as usize, own);
+        let mut d = 1;
+        while d < SCAN_BLOCK {
+            sync_threads();
+            let add = if t >= d { scan.get_unchecked((t - d) as usize) } else { 0 };
+            sync_threads();
+            scan.set_unchecked(t as usize, scan.get_unchecked(t as usize) + add);
+            d *= 2;
+        }
+        scan.get_unchecked(t as usize)
+    };
+    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
+    let cursors = cursors.wrapping_add(v * buckets as usize);
+    let mut running = inclusive - own;
+    for b in lo..hi {
+        // SAFETY: b < buckets; this thread owns [lo, hi) of the window.
+        unsafe {
+            offsets.add(b as usize).write(running);
+            cursors.add(b as usize).write(running);
+            running += *counts.add(b as usize);
+        }
+    }
+    if t == SCAN_BLOCK - 1 {
+        // SAFETY: slot `buckets` of the window's offsets; the last thread's inclusive sum is the total.
+        unsafe { offsets.add(buckets as usize).write(inclusive) };
+    }
+}
+
+/// Thread `i < len` writes each entry `(v, b, e)` of chunk scalar `i` to
+/// `sorted[v · per_window + atomic_add(cursors[v · buckets + b], 1)]`.
+///
+/// # Safety
+/// As [`msm_count`], with `cursors` the scan's cursors for the same scalars and layout (so every claimed slot
+/// is inside the window's `offsets[v][b]..offsets[v][b + 1] <= per_window`), `sorted` holding
+/// `q · per_window` entries, and `(w / q) · stride + first + i < 2^31` for every window `w`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn msm_scatter(
+    scalars: *const Fr,
+    len: u32,
+    c: u32,
+    windows: u32,
+    q: u32,
+    stride: u32,
+    first: u32,
+    cursors: *mut u32,
+    sorted: *mut u32,
+    per_window: u32,
+) {
+    let i = global_thread_index();
+    if i >= len as usize {
+        return;
+    }
+    let layout = DigitLayout { c, windows, virtual_windows: q, stride, first };
+    let buckets = layout.buckets();
+    // SAFETY: i < len.
+    let s = unsafe { *scalars.add(i) };
+    layout.for_each_entry(&s, i as u32, |v, b, e| {
+        // SAFETY: the cursor exists (v < q, b < buckets) and is only accessed atomically; the slot it hands
+        // out is claimed by this thread alone and lies inside the window (see above).
+        unsafe {
+            let slot = atomic_add_u32(cursors.add((v * buckets + b) as usize), 1);
+            sorted.add(v as usize * per_window as usize + slot as usize).write(e);
+        }
+    });
+}
+
+/// Body of `msm_{C}_accumulate`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn accumulate<F: Field>(
+    bases: *const Affine<F>,
+    sorted: *const u32,
+    per_window: u32,
+    offsets: *const u32,
+    buckets: u32,
+    seg: u32,
+    slots: u32,
+    partials: *mut Xyzz<F>,
+) {
+    let (block, v) = (block_idx().x, block_idx().y as usize);
+    let t = block * block_dim_x() + thread_idx_x();
+    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
+    // SAFETY (all closures): offsets has buckets + 1 entries per window and accumulate_segment only asks for
+    // b + 1 <= buckets; positions are < offsets[buckets] <= per_window; entries name points of the table;
+    // slot b + t < slots (see crate::msm) and belongs to this thread's run alone.
+    let offset = |b: u32| unsafe { *offsets.add(b as usize) };
+    let total = offset(buckets);
+    let start = (t as u64 * seg as u64).min(total as u64) as u32;
+    let end = (start as u64 + seg as u64).min(total as u64) as u32;
+    let sorted = sorted.wrapping_add(v * per_window as usize);
+    let partials = partials.wrapping_add(v * slots as usize);
+    accumulate_segment(
+        t,
+        (start, end),
+        buckets,
+        offset,
+        |pos| unsafe { *sorted.add(pos as usize) },
+        |p| unsafe { *bases.add(p as usize) },
+        |slot, sum| unsafe { partials.add(slot as usize).write(sum) },
+    );
+}
+
+/// Body of `msm_{C}_fixup`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn fixup<F: Field>(
+    offsets: *const u32,
+    buckets: u32,
+    seg: u32,
+    partials: *const Xyzz<F>,
+    slots: u32,
+    bucket_sums: *mut Xyzz<F>,
+) {
+    let (b, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
+    if b >= buckets {
+        return;
+    }
+    // SAFETY: b + 1 <= buckets.
+    let (lo, hi) = unsafe {
+        let o = offsets.add(v * (buckets as usize + 1) + b as usize);
+        (*o, *o.add(1))
+    };
+    if lo >= hi {
+        return;
+    }
+    let partials = partials.wrapping_add(v * slots as usize);
+    // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate launch (crate::msm).
+    let sum = bucket_runs_sum(b, (lo, hi), seg, |s| unsafe { *partials.add(s as usize) });
+    // SAFETY: bucket b of window v belongs to this thread alone.
+    unsafe {
+        let slot = bucket_sums.add(v * buckets as usize + b as usize);
+        slot.write(outlined::add(&*slot, &sum));
+    }
+}
+
+/// Body of `msm_{C}_reduce`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn reduce<F: Field>(bucket_sums: *const Xyzz<F>, buckets: u32, run: u32, shares: *mut Xyzz<F>) {
+    let (k, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
+    let per_window = buckets.div_ceil(run);
+    if k >= per_window {
+        return;
+    }
+    let lo = k * run;
+    let hi = (lo + run).min(buckets);
+    let window = bucket_sums.wrapping_add(v * buckets as usize);
+    // SAFETY: b < hi <= buckets.
+    let share = weighted_bucket_sum((lo, hi), |b| unsafe { *window.add(b as usize) });
+    // SAFETY: share k of window v belongs to this thread.
+    unsafe { shares.add(v * per_window as usize + k as usize).write(share) };
+}
+
+/// Body of `msm_{C}_combine`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn combine<F: Field>(window_sums: *const Jacobian<F>, q: u32, c: u32, out: *mut Jacobian<F>) {
+    if block_idx().x != 0 || thread_idx_x() != 0 || q == 0 {
+        return;
+    }
+    // SAFETY: v < q.
+    let sum = combine_windows(q, c, |v| unsafe { *window_sums.add(v as usize) });
+    // SAFETY: out holds one point.
+    unsafe { out.write(sum) };
+}
+
+/// Body of `msm_{C}_precompute`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn precompute<F: Field>(table: *mut Affine<F>, n: u32, shift: u32, copies: u32) {
+    let i = global_thread_index();
+    if i >= n as usize {
+        return;
+    }
+    let mut k = 1;
+    while k < copies {
+        // SAFETY: (k − 1)·n + i and k·n + i < copies·n; this thread alone reads and writes column i.
+        unsafe {
+            let mut x = Xyzz::from_affine(&*table.add((k - 1) as usize * n as usize + i));
+            let mut d = 0;
+            while d < shift {
+                x = outlined::double(&x);
+                d += 1;
+            }
+            table.add(k as usize * n as usize + i).write(x.to_affine());
+        }
+        k += 1;
+    }
+}
+
+macro_rules! msm_curve_kernels {
+    ($field:ty, $accumulate:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+        /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
+        /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
+        /// `partials[v · slots + b + t]`.
+        ///
+        /// # Safety
+        /// Grid `(x, q)` with `x · blockDim.x >= ⌈per_window / seg⌉`, `seg >= 1`. `offsets` holds the scan's
+        /// `q · (buckets + 1)` offsets and `sorted` the scatter's `q · per_window` entries for them; every
+        /// entry's point index (flag cleared) is inside `bases`; `partials` holds `q · slots` points with
+        /// `slots >= buckets + ⌈per_window / seg⌉`. Runs own distinct slots; nothing aliases.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $accumulate(
+            bases: *const Affine<$field>,
+            sorted: *const u32,
+            per_window: u32,
+            offsets: *const u32,
+            buckets: u32,
+            seg: u32,
+            slots: u32,
+            partials: *mut Xyzz<$field>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials) }
+        }
+
+        /// One thread per bucket `b` of virtual window `blockIdx.y`: adds the partials of its runs (this
+        /// chunk's accumulate launch, same `seg`) into `bucket_sums[v · buckets + b]`. Empty buckets are left
+        /// as they are.
+        ///
+        /// # Safety
+        /// Grid `(x, q)` with `x · blockDim.x >= buckets`; `offsets` and `partials` as for the accumulate
+        /// launch that wrote them; `bucket_sums` holds `q · buckets` XYZZ points; no aliasing.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $fixup(
+            offsets: *const u32,
+            buckets: u32,
+            seg: u32,
+            partials: *const Xyzz<$field>,
+            slots: u32,
+            bucket_sums: *mut Xyzz<$field>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { fixup(offsets, buckets, seg, partials, slots, bucket_sums) }
+        }
+
+        /// One thread per share `k < ⌈buckets / run⌉` of virtual window `blockIdx.y`: writes
+        /// `Σ_{b ∈ [k·run, (k+1)·run)} (b + 1)·bucket_sums[v · buckets + b]` to `shares[v · ⌈buckets / run⌉ + k]`.
+        ///
+        /// # Safety
+        /// Grid `(x, q)` with `x · blockDim.x >= ⌈buckets / run⌉`, `run >= 1`; `bucket_sums` holds
+        /// `q · buckets` points and `shares` `q · ⌈buckets / run⌉`; no aliasing.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $reduce(
+            bucket_sums: *const Xyzz<$field>,
+            buckets: u32,
+            run: u32,
+            shares: *mut Xyzz<$field>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { reduce(bucket_sums, buckets, run, shares) }
+        }
+
+        /// Thread 0 of block 0 writes `Σ_v 2^(c·v)·window_sums[v]` (`v < q`) to `out[0]`; other threads return.
+        ///
+        /// # Safety
+        /// `window_sums` holds `q` Jacobian points, `out` one; they do not overlap.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $combine(
+            window_sums: *const Jacobian<$field>,
+            q: u32,
+            c: u32,
+            out: *mut Jacobian<$field>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { combine(window_sums, q, c, out) }
+        }
+
+        /// Thread `i < n` fills column `i` of the table: `table[k·n + i] = 2^shift · table[(k−1)·n + i]` for
+        /// `k = 1..copies` (row 0 holds the bases).
+        ///
+        /// # Safety
+        /// One thread per point (threads `>= n` return); `table` holds `copies · n` points, row 0 written.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $precompute(table: *mut Affine<$field>, n: u32, shift: u32, copies: u32) {
+            // SAFETY: forwarded.
+            unsafe { precompute(table, n, shift, copies) }
+        }
+    };
+}
+
+msm_curve_kernels!(Fq, msm_g1_accumulate, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+msm_curve_kernels!(Fq2, msm_g2_accumulate, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

@@ -1,0 +1,384 @@
+//! Multi-scalar multiplication (Pippenger's bucket method) over G1 and G2: `Σ sᵢ·Pᵢ` for affine bases `Pᵢ`
+//! and scalars `sᵢ` in Fr, every stage on the GPU.
+//!
+//! The per-thread programs are written here once, target-independent, with memory reached through closures, so
+//! the host build runs exactly what a GPU thread runs; [`model`] replays whole launches on the CPU for the
+//! tests. Kernels are in `entry/msm.rs`; the host driver is `host/msm.rs`.
+//!
+//! # Digits
+//! A scalar (canonical, < r < 2²⁵⁵) is cut into `W = ⌈256 / c⌉` windows of `c` bits and recoded into signed
+//! digits `d ∈ (−2^(c−1), 2^(c−1)]`: a window value above `2^(c−1)` becomes `value − 2^c` and carries 1 into the
+//! next window. `c·W ≥ 256` leaves the top window below `2^(c−1)` before its carry, so no carry leaves the
+//! scalar. A digit `±m` puts `±P` into bucket `m − 1` of its window: `B = 2^(c−1)` buckets, half of what
+//! unsigned digits need. Zero digits go nowhere.
+//!
+//! # Virtual windows (fixed-base precomputation)
+//! With `copies` precomputed tables `Pᵢ·2^(c·q·k)` (`k < copies`, `q = ⌈W / copies⌉`), window `w` is served
+//! by copy `k = w / q` in *virtual window* `v = w mod q`: `q` bucket sets instead of `W`, and `c·(q − 1)`
+//! doublings to combine them instead of `c·(W − 1)`. Without precomputation `copies = 1`, `q = W`.
+//!
+//! # Stages (per chunk of points; buckets persist across chunks)
+//! 1. **count**: one thread per scalar; `counts[v][m − 1] += 1` (atomics) for each non-zero digit.
+//! 2. **scan**: one block per virtual window; exclusive prefix sums give `offsets[v][0..=B]`
+//!    (`offsets[v][B]` = entries of the window) and the scatter cursors.
+//! 3. **scatter**: one thread per scalar again; each non-zero digit claims a slot of its bucket with an atomic
+//!    and writes the entry `point | NEG·[d < 0]` there: the window's entries end up grouped by bucket
+//!    (a counting sort; the order inside a bucket is whatever the atomics gave, see "Determinism").
+//! 4. **accumulate**: the window's sorted entries are cut into segments of `T` entries, one thread each, so
+//!    work is balanced whatever the bucket sizes are (one bucket may hold every point). A thread adds its
+//!    entries into an XYZZ accumulator (mixed additions, 8M + 2S) and, at each bucket boundary and at the
+//!    segment's end, stores the accumulator as the partial of run `(bucket b, segment t)` at slot `b + t`.
+//!    Along the sorted order either `b` or `t` grows at each new run, so `b + t` is unique: `B + ⌈len / T⌉`
+//!    slots per window suffice, and the runs of one bucket are consecutive slots.
+//! 5. **fixup**: one thread per bucket adds its runs' partials (slots `b + t₀ ..= b + t₁`, `t₀`/`t₁` the
+//!    segments of its first/last entry) into the persistent bucket. Only this stage touches buckets, so no
+//!    two threads ever write one point.
+//! 6. **reduce** (after the last chunk): `Σ_b (b + 1)·bucket_b` per window. Thread `k` takes buckets
+//!    `[lo, hi)` and runs the usual sums from the top (`R += bucket_b; A += R`), which gives
+//!    `A = Σ (b − lo + 1)·bucket_b`; adding `lo·R` (double-and-add, `lo < 2^(c−1)`) makes its share exact.
+//!    The shares are summed per window by the batch-addition reduce/finish kernels.
+//! 7. **combine**: one thread, Horner over the windows: `acc ← 2^c·acc + S_v` (Jacobian doublings, 2M + 5S).
+//!
+//! # Determinism
+//! The scatter's atomics order the entries inside a bucket differently from run to run, so the XYZZ
+//! coordinates of a bucket (and of the result) differ by a factor `λ`; the point does not. The host
+//! normalizes the result to affine, which is unique, so results are bit-identical run to run.
+use crate::curve::{Affine, Jacobian, Xyzz, outlined};
+use crate::field::{Field, Fr};
+
+/// Flag in an entry: the point enters its bucket negated.
+pub const NEG_FLAG: u32 = 1 << 31;
+/// Largest window size: `B = 2^(c−1)` buckets per window must fit the bucket memory and `u32` offsets.
+pub const MAX_WINDOW_BITS: u32 = 24;
+/// Bits of a scalar the windows must cover (scalars are < r < 2²⁵⁵; one more bit absorbs the last carry).
+pub const SCALAR_BITS: u32 = 256;
+
+/// Threads per block of the scan kernel (one block per virtual window).
+pub const SCAN_BLOCK: u32 = 1024;
+
+/// Windows of `c` bits needed for signed digits: `⌈256 / c⌉`.
+#[inline(always)]
+pub const fn window_count(c: u32) -> u32 {
+    SCALAR_BITS.div_ceil(c)
+}
+
+/// The `c` bits of `limbs` (little-endian u32 limbs, 8 of them) starting at bit `bit`; bits past 256 are 0.
+/// `c <= 24`, so a window spans at most two limbs.
+#[inline(always)]
+pub fn window_value(limbs: &[u32; 8], bit: u32, c: u32) -> u32 {
+    let limb = (bit / 32) as usize;
+    let shift = bit % 32;
+    if limb >= 8 {
+        return 0;
+    }
+    let mut v = limbs[limb] >> shift;
+    if shift + c > 32 && limb + 1 < 8 {
+        v |= limbs[limb + 1] << (32 - shift);
+    }
+    v & ((1u32 << c) - 1)
+}
+
+/// Calls `emit(window, magnitude, negative)` for every non-zero signed digit of the canonical scalar `limbs`
+/// (windows `0..windows` of `c` bits, see the module docs). `magnitude` is in `1..=2^(c−1)`.
+#[inline(always)]
+pub fn for_each_digit(limbs: &[u32; 8], c: u32, windows: u32, mut emit: impl FnMut(u32, u32, bool)) {
+    let half = 1u32 << (c - 1);
+    let full = 1u32 << c;
+    let mut carry = 0u32;
+    let mut w = 0;
+    while w < windows {
+        let d = window_value(limbs, w * c, c) + carry;
+        let (magnitude, negative) = if d > half { (full - d, true) } else { (d, false) };
+        carry = (d > half) as u32;
+        if magnitude != 0 {
+            emit(w, magnitude, negative);
+        }
+        w += 1;
+    }
+}
+
+/// The canonical limbs of a Montgomery-form scalar (as blstrs stores them).
+#[inline(always)]
+pub fn canonical(s: &Fr) -> [u32; 8] {
+    let mut one = [0u32; 8];
+    one[0] = 1;
+    s.mul(&Fr::from_limbs(one)).limbs()
+}
+
+/// Where the digits of one chunk go: window size, windows, virtual windows, and how point indices are formed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DigitLayout {
+    /// Window bits `c`.
+    pub c: u32,
+    /// Windows `W = ⌈256 / c⌉`.
+    pub windows: u32,
+    /// Virtual windows `q` (bucket sets); `W` without precomputation.
+    pub virtual_windows: u32,
+    /// Points per precomputed copy (the table's stride); entries of window `w` point at
+    /// `(w / q)·stride + first + i`.
+    pub stride: u32,
+    /// Index of the chunk's first point in the base table.
+    pub first: u32,
+}
+
+impl DigitLayout {
+    /// Buckets per virtual window, `2^(c−1)`.
+    #[inline(always)]
+    pub fn buckets(&self) -> u32 {
+        1 << (self.c - 1)
+    }
+
+    /// Calls `emit(virtual window, bucket, entry)` for each non-zero digit of chunk scalar `i`.
+    #[inline(always)]
+    pub fn for_each_entry(&self, scalar: &Fr, i: u32, mut emit: impl FnMut(u32, u32, u32)) {
+        let limbs = canonical(scalar);
+        let q = self.virtual_windows;
+        for_each_digit(&limbs, self.c, self.windows, |w, magnitude, negative| {
+            let point = (w / q) * self.stride + self.first + i;
+            emit(w % q, magnitude - 1, point | if negative { NEG_FLAG } else { 0 });
+        });
+    }
+}
+
+/// The bucket `b` of a window with `offsets[0..=buckets]` such that `offsets[b] <= pos < offsets[b + 1]`
+/// (binary search; `pos < offsets[buckets]`).
+#[inline(always)]
+pub fn bucket_of(pos: u32, buckets: u32, offset: impl Fn(u32) -> u32) -> u32 {
+    // Invariant: offset(lo) <= pos < offset(hi).
+    let (mut lo, mut hi) = (0u32, buckets);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if offset(mid) <= pos {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// One accumulate thread: segment `[start, end)` (`end <= offsets[buckets]`) of a window's sorted entries.
+/// For every run of one bucket inside the segment, stores its XYZZ sum with `store(b + segment, sum)`.
+/// `entry(pos)` reads the sorted entries, `point(index)` the bases.
+#[inline(always)]
+pub fn accumulate_segment<F: Field>(
+    segment: u32,
+    (start, end): (u32, u32),
+    buckets: u32,
+    offset: impl Fn(u32) -> u32,
+    entry: impl Fn(u32) -> u32,
+    point: impl Fn(u32) -> Affine<F>,
+    mut store: impl FnMut(u32, Xyzz<F>),
+) {
+    if start >= end {
+        return;
+    }
+    let mut b = bucket_of(start, buckets, &offset);
+    let mut run_end = offset(b + 1).min(end);
+    let mut acc = Xyzz::<F>::IDENTITY;
+    let mut pos = start;
+    while pos < end {
+        let e = entry(pos);
+        let p = point(e & !NEG_FLAG);
+        let p = if e & NEG_FLAG != 0 { p.neg() } else { p };
+        acc = acc.add_affine(&p);
+        pos += 1;
+        if pos == run_end {
+            store(b + segment, acc);
+            acc = Xyzz::IDENTITY;
+            // Next non-empty bucket (offsets are non-decreasing; b + 1 < buckets while pos < end).
+            while pos < end && offset(b + 1) <= pos {
+                b += 1;
+            }
+            run_end = offset(b + 1).min(end);
+        }
+    }
+}
+
+/// Slots of run partials per virtual window: `buckets + ⌈entries / seg⌉`.
+#[inline(always)]
+pub fn partial_slots(buckets: u32, entries: u32, seg: u32) -> u32 {
+    buckets + entries.div_ceil(seg)
+}
+
+/// One fixup thread: the sum of bucket `b`'s run partials (entries `[lo, hi)` of the window, `lo < hi`,
+/// segments of `seg` entries), `partial(slot)` reading slot `b + t`.
+#[inline(always)]
+pub fn bucket_runs_sum<F: Field>(b: u32, (lo, hi): (u32, u32), seg: u32, partial: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
+    let (t0, t1) = (lo / seg, (hi - 1) / seg);
+    let mut acc = partial(b + t0);
+    let mut t = t0 + 1;
+    while t <= t1 {
+        acc = outlined::add(&acc, &partial(b + t));
+        t += 1;
+    }
+    acc
+}
+
+/// `k·p` for a small `k` (double-and-add from the top bit).
+#[inline(always)]
+pub fn mul_small<F: Field>(p: &Xyzz<F>, k: u32) -> Xyzz<F> {
+    let mut acc = Xyzz::<F>::IDENTITY;
+    if k == 0 {
+        return acc;
+    }
+    let mut bit = 31 - k.leading_zeros();
+    acc = *p;
+    while bit > 0 {
+        bit -= 1;
+        acc = outlined::double(&acc);
+        if (k >> bit) & 1 == 1 {
+            acc = outlined::add(&acc, p);
+        }
+    }
+    acc
+}
+
+/// One reduce thread: `Σ_{b ∈ [lo, hi)} (b + 1)·bucket(b)`.
+#[inline(always)]
+pub fn weighted_bucket_sum<F: Field>((lo, hi): (u32, u32), bucket: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
+    let mut running = Xyzz::<F>::IDENTITY;
+    let mut acc = Xyzz::<F>::IDENTITY;
+    let mut b = hi;
+    while b > lo {
+        b -= 1;
+        running = outlined::add(&running, &bucket(b));
+        acc = outlined::add(&acc, &running);
+    }
+    // acc = Σ (b − lo + 1)·bucket_b; the missing lo·Σ bucket_b:
+    outlined::add(&acc, &mul_small(&running, lo))
+}
+
+/// The combine thread: `Σ_v 2^(c·v)·sums[v]` by Horner from the top window (`windows >= 1`).
+#[inline(always)]
+pub fn combine_windows<F: Field>(windows: u32, c: u32, sum: impl Fn(u32) -> Jacobian<F>) -> Jacobian<F> {
+    let mut v = windows - 1;
+    let mut acc = sum(v);
+    while v > 0 {
+        v -= 1;
+        let mut k = 0;
+        while k < c {
+            acc = outlined::double(&acc);
+            k += 1;
+        }
+        acc = outlined::add(&acc, &sum(v));
+    }
+    acc
+}
+
+/// A CPU replay of the launches, stage by stage, with the same per-thread programs (entries inside a bucket
+/// are placed in scalar order, one valid outcome of the GPU's atomics).
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod model {
+    use super::*;
+    use core::cell::RefCell;
+
+    /// Tunables of one run, as the host picks them.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Plan {
+        /// Window bits.
+        pub c: u32,
+        /// Precomputed copies of the bases (1: none).
+        pub copies: u32,
+        /// Entries per accumulate thread.
+        pub seg: u32,
+        /// Buckets per reduce thread.
+        pub reduce_run: u32,
+        /// Points per chunk.
+        pub chunk: u32,
+    }
+
+    /// The virtual windows `q` for `copies` copies: `⌈W / copies⌉`.
+    pub fn virtual_windows(c: u32, copies: u32) -> u32 {
+        window_count(c).div_ceil(copies.max(1))
+    }
+
+    /// `table[k·n + i] = 2^(c·q·k)·bases[i]` for `k < copies`, as the precompute kernel builds it.
+    pub fn precompute<F: Field>(bases: &[Affine<F>], c: u32, copies: u32) -> Vec<Affine<F>> {
+        let shift = c * virtual_windows(c, copies);
+        let mut table = bases.to_vec();
+        let mut current = bases.to_vec();
+        for _ in 1..copies {
+            current = current
+                .iter()
+                .map(|p| {
+                    let mut x = Xyzz::from_affine(p);
+                    for _ in 0..shift {
+                        x = x.double();
+                    }
+                    x.to_affine()
+                })
+                .collect();
+            table.extend_from_slice(&current);
+        }
+        table
+    }
+
+    /// The whole MSM of `scalars` (Montgomery form) over `table` (bases, or their precomputed copies with
+    /// stride `scalars.len()`).
+    pub fn msm<F: Field>(table: &[Affine<F>], scalars: &[Fr], plan: Plan) -> Jacobian<F> {
+        let n = scalars.len() as u32;
+        let q = virtual_windows(plan.c, plan.copies);
+        let buckets_per = 1u32 << (plan.c - 1);
+        let mut buckets = vec![Xyzz::<F>::IDENTITY; (q * buckets_per) as usize];
+        let mut first = 0u32;
+        while first < n {
+            let len = plan.chunk.min(n - first);
+            let layout = DigitLayout { c: plan.c, windows: window_count(plan.c), virtual_windows: q, stride: n, first };
+            // count + scan + scatter (entries in scalar order within a bucket)
+            let mut sorted = vec![Vec::<(u32, u32)>::new(); q as usize];
+            for i in 0..len {
+                layout.for_each_entry(&scalars[(first + i) as usize], i, |v, b, e| sorted[v as usize].push((b, e)));
+            }
+            for (v, entries) in sorted.iter_mut().enumerate() {
+                entries.sort_by_key(|&(b, _)| b);
+                let mut offsets = vec![0u32; buckets_per as usize + 1];
+                for &(b, _) in entries.iter() {
+                    offsets[b as usize + 1] += 1;
+                }
+                for b in 0..buckets_per as usize {
+                    offsets[b + 1] += offsets[b];
+                }
+                let total = entries.len() as u32;
+                let slots = partial_slots(buckets_per, total, plan.seg);
+                let partials = RefCell::new(vec![Xyzz::<F>::IDENTITY; slots as usize]);
+                for t in 0..total.div_ceil(plan.seg) {
+                    let range = (t * plan.seg, ((t + 1) * plan.seg).min(total));
+                    accumulate_segment(
+                        t,
+                        range,
+                        buckets_per,
+                        |b| offsets[b as usize],
+                        |pos| entries[pos as usize].1,
+                        |p| table[p as usize],
+                        |slot, sum| partials.borrow_mut()[slot as usize] = sum,
+                    );
+                }
+                let partials = partials.into_inner();
+                for b in 0..buckets_per {
+                    let (lo, hi) = (offsets[b as usize], offsets[b as usize + 1]);
+                    if lo < hi {
+                        let sum = bucket_runs_sum(b, (lo, hi), plan.seg, |s| partials[s as usize]);
+                        let slot = &mut buckets[(v as u32 * buckets_per + b) as usize];
+                        *slot = outlined::add(slot, &sum);
+                    }
+                }
+            }
+            first += len;
+        }
+        let sums: Vec<Jacobian<F>> = (0..q)
+            .map(|v| {
+                let window = &buckets[(v * buckets_per) as usize..((v + 1) * buckets_per) as usize];
+                let mut total = Xyzz::<F>::IDENTITY;
+                let mut lo = 0;
+                while lo < buckets_per {
+                    let hi = (lo + plan.reduce_run).min(buckets_per);
+                    total = outlined::add(&total, &weighted_bucket_sum((lo, hi), |b| window[b as usize]));
+                    lo = hi;
+                }
+                total.to_jacobian()
+            })
+            .collect();
+        combine_windows(q, plan.c, |v| sums[v as usize])
+    }
+}

@@ -1,0 +1,195 @@
+//! MSM on the CPU: the kernels' algorithm replayed on the host (`zkgpu_kernels::msm::model` through
+//! `zkgpu::msm_cpu::msm_model`: the same digit recoding, counting sort, segmented accumulation, fixup,
+//! reduction and window combination the GPU runs) against blstrs, over the edge cases, several window
+//! sizes, tiny segments and chunks (so bucket runs cross segment and chunk boundaries), and precomputed
+//! copies. Also the digit recoding itself and the plan's typed errors.
+mod common;
+
+use blstrs::Scalar;
+use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
+use common::msm_cases::{edge_cases, random_scalars, window_pattern};
+use common::points::distinct_points;
+use common::seeded_rng;
+use ff::{Field, PrimeField};
+use group::Curve as _;
+use rand_core::RngCore;
+use zkgpu::Error;
+use zkgpu::curve::{Curve, G1, G2};
+use zkgpu::msm::{MsmConfig, MsmPlan, choose_window_bits};
+use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
+use zkgpu_kernels::field::Fr;
+use zkgpu_kernels::msm::{for_each_digit, window_count, MAX_WINDOW_BITS};
+
+fn plan(n: usize, c: Option<u32>, chunk: Option<usize>, copies: u32) -> MsmPlan {
+    MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies }, false).unwrap()
+}
+
+/// The model under `plan` (and with `seg` forced when given) equals blstrs.
+fn check_model<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], mut p: MsmPlan, seg: Option<u32>, what: &str) {
+    if let Some(seg) = seg {
+        p.seg = seg;
+    }
+    let expected = msm_cpu::<C>(bases, scalars).unwrap();
+    let got = msm_model::<C>(bases, scalars, &p).unwrap();
+    assert_eq!(got, expected, "{what}: n = {}, plan {p:?}", scalars.len());
+}
+
+fn edge_cases_on<T, C>(name: &str)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+    T::Affine: std::ops::Neg<Output = T::Affine>,
+{
+    let mut rng = seeded_rng(name);
+    for case in edge_cases::<T>(&mut rng) {
+        let n = case.scalars.len();
+        // The automatic plan, a small window with tiny segments, a chunked run with two precomputed copies.
+        check_model::<C>(&case.bases, &case.scalars, plan(n, None, None, 1), None, &case.name);
+        check_model::<C>(&case.bases, &case.scalars, plan(n, Some(5), None, 1), Some(3), &case.name);
+        check_model::<C>(&case.bases, &case.scalars, plan(n, Some(7), Some(13), 2), Some(2), &case.name);
+    }
+}
+
+#[test]
+fn model_matches_blstrs_on_edge_cases_g1() {
+    edge_cases_on::<TestG1, G1>("model_matches_blstrs_on_edge_cases_g1");
+}
+
+#[test]
+fn model_matches_blstrs_on_edge_cases_g2() {
+    edge_cases_on::<TestG2, G2>("model_matches_blstrs_on_edge_cases_g2");
+}
+
+/// Every window size 1..=24 (c = 1: one bucket per window; c = 24: 2^23 buckets, mostly empty), segments of 1
+/// (every entry its own run), chunks and precomputation up to one copy per window.
+#[test]
+fn model_window_sizes_segments_chunks_and_copies() {
+    let mut rng = seeded_rng("model_window_sizes_segments_chunks_and_copies");
+    let n = 40;
+    let bases = distinct_points::<TestG1>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    for c in [1, 2, 3, 4, 9, 13, 16] {
+        check_model::<G1>(&bases, &scalars, plan(n, Some(c), None, 1), Some(1), &format!("c = {c}, seg 1"));
+    }
+    for c in [18] {
+        check_model::<G1>(&bases, &scalars, plan(n, Some(c), None, 1), None, &format!("c = {c}"));
+    }
+    for chunk in [1, 7, 39] {
+        check_model::<G1>(&bases, &scalars, plan(n, Some(6), Some(chunk), 1), Some(4), &format!("chunk {chunk}"));
+    }
+    for copies in [2, 3, 11, window_count(11)] {
+        let p = plan(n, Some(11), Some(16), copies);
+        check_model::<G1>(&bases, &scalars, p, Some(5), &format!("{copies} copies"));
+    }
+}
+
+/// Random sizes and plans (a small proptest-style sweep with printed seeds).
+#[test]
+fn model_random_sizes_and_plans() {
+    let mut rng = seeded_rng("model_random_sizes_and_plans");
+    for _ in 0..12 {
+        let n = (rng.next_u32() % 600) as usize;
+        let c = 1 + rng.next_u32() % 14;
+        let seg = 1 + rng.next_u32() % 64;
+        let chunk = 1 + (rng.next_u32() as usize % (n + 1));
+        let copies = 1 + rng.next_u32() % window_count(c).min(4);
+        let bases = distinct_points::<TestG1>(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let p = plan(n, Some(c), Some(chunk), copies);
+        check_model::<G1>(&bases, &scalars, p, Some(seg), "random plan");
+    }
+}
+
+/// `Σ dᵥ·2^(c·w)` over the signed digits gives the scalar back, every digit is in `(−2^(c−1), 2^(c−1)]`, and
+/// no carry is left after the last window, for every window size and the boundary patterns.
+#[test]
+fn signed_digits_recompose_the_scalar() {
+    let mut rng = seeded_rng("signed_digits_recompose_the_scalar");
+    for c in 1..=MAX_WINDOW_BITS {
+        let mut scalars = random_scalars(&mut rng, 20);
+        scalars.extend([Scalar::ZERO, Scalar::ONE, -Scalar::ONE, window_pattern(c, 1 << (c - 1))]);
+        scalars.extend([window_pattern(c, (1 << c) - 1), window_pattern(c, (1 << (c - 1)) + 1)]);
+        for s in scalars {
+            let limbs: [u32; 8] = bytemuck_limbs(&s);
+            let mut sum = Scalar::ZERO;
+            let two_c = Scalar::from(2u64).pow_vartime([c as u64]);
+            let mut weight = Scalar::ONE;
+            let mut digits = vec![0i64; window_count(c) as usize];
+            for_each_digit(&limbs, c, window_count(c), |w, m, neg| {
+                assert!(m >= 1 && m <= 1 << (c - 1), "c = {c}: magnitude {m}");
+                assert!(!(neg && m == 1 << (c - 1)), "c = {c}: -2^(c-1) is not a digit");
+                digits[w as usize] = if neg { -(m as i64) } else { m as i64 };
+            });
+            for d in digits {
+                let term = Scalar::from(d.unsigned_abs());
+                sum += if d < 0 { -term * weight } else { term * weight };
+                weight *= two_c;
+            }
+            assert_eq!(sum, s, "c = {c}");
+        }
+    }
+}
+
+/// Canonical little-endian u32 limbs of a scalar.
+fn bytemuck_limbs(s: &Scalar) -> [u32; 8] {
+    let bytes = s.to_repr();
+    let mut limbs = [0u32; 8];
+    for (i, l) in limbs.iter_mut().enumerate() {
+        *l = u32::from_le_bytes([bytes.as_ref()[4 * i], bytes.as_ref()[4 * i + 1], bytes.as_ref()[4 * i + 2], bytes.as_ref()[4 * i + 3]]);
+    }
+    limbs
+}
+
+/// The kernels' Montgomery-to-canonical conversion agrees with blstrs.
+#[test]
+fn canonical_limbs_match_blstrs() {
+    let mut rng = seeded_rng("canonical_limbs_match_blstrs");
+    for s in random_scalars(&mut rng, 50).into_iter().chain([Scalar::ZERO, Scalar::ONE, -Scalar::ONE]) {
+        // SAFETY (layout): Scalar and Fr are the same 32 bytes (tests/layout.rs).
+        let fr: Fr = unsafe { std::mem::transmute_copy(&s) };
+        assert_eq!(zkgpu_kernels::msm::canonical(&fr), bytemuck_limbs(&s));
+    }
+}
+
+/// The naive reference and blstrs' multi_exp agree (the oracles check each other), and both reject lengths
+/// that differ.
+#[test]
+fn cpu_references_agree_and_check_lengths() {
+    let mut rng = seeded_rng("cpu_references_agree_and_check_lengths");
+    let bases = distinct_points::<TestG2>(&mut rng, 20);
+    let scalars = random_scalars(&mut rng, 20);
+    assert_eq!(msm_naive::<G2>(&bases, &scalars).unwrap(), msm_cpu::<G2>(&bases, &scalars).unwrap());
+    let g = blstrs::G2Projective::from(bases[0]);
+    assert_eq!(msm_naive::<G2>(&bases[..1], &[Scalar::from(5u64)]).unwrap(), (g * Scalar::from(5u64)).to_affine().into());
+    for r in [msm_naive::<G2>(&bases[..3], &scalars[..2]), msm_cpu::<G2>(&bases[..3], &scalars[..2])] {
+        assert!(matches!(r, Err(Error::LengthMismatch { expected: 2, actual: 3, .. })), "{r:?}");
+    }
+}
+
+/// Plans: bad window bits, a zero chunk and more copies than windows are typed errors; the automatic window
+/// grows with n and every automatic plan is in range.
+#[test]
+fn plan_choices_and_errors() {
+    for config in [
+        MsmConfig { window_bits: Some(0), ..Default::default() },
+        MsmConfig { window_bits: Some(MAX_WINDOW_BITS + 1), ..Default::default() },
+        MsmConfig { chunk: Some(0), ..Default::default() },
+        MsmConfig { window_bits: Some(16), precompute: 17, ..Default::default() },
+    ] {
+        let r = MsmPlan::new(1000, &config, false);
+        assert!(matches!(r, Err(Error::MsmConfig(_))), "{config:?}: {r:?}");
+    }
+    let mut last = 0;
+    for log_n in 0..=27 {
+        let n = 1usize << log_n;
+        let c = choose_window_bits(n, 1, 1);
+        assert!(c >= last, "2^{log_n}: c = {c} after {last}");
+        last = c;
+        let p = MsmPlan::new(n, &MsmConfig::default(), log_n >= 20).unwrap();
+        assert!(p.chunk >= 1 && p.chunk <= n && p.seg >= 1 && p.reduce_run >= 1, "{p:?}");
+        assert_eq!(p.virtual_windows, p.windows);
+    }
+    // Precomputation makes bucket work cheaper, so the chosen window does not shrink.
+    assert!(choose_window_bits(1 << 24, 16, 1) >= choose_window_bits(1 << 24, 1, 1));
+}

@@ -1,0 +1,628 @@
+//! MSM on the GPU against blstrs (`zkgpu::msm_cpu::msm_cpu`, blstrs' `multi_exp`): the edge cases
+//! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
+//! explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
+//! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
+//! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, and the typed errors
+//! (which leave the inputs and the engine as they were). Needs a CUDA GPU: `cargo xtask test --gpu`.
+mod common;
+
+use blstrs::Scalar;
+use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
+use common::gpu::gpu;
+use common::msm_cases::{edge_cases, random_scalars};
+use common::points::distinct_points;
+use common::seeded_rng;
+use rand_core::RngCore;
+use zkgpu::msm::{Bases, Curve, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, msm, msm_device};
+use zkgpu::msm_cpu::msm_cpu;
+use zkgpu::{DeviceSafe, Error, Gpu, PinnedMode};
+
+/// Where one input of a run lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum At {
+    Host,
+    Device,
+}
+use At::{Device, Host};
+
+/// (bases, scalars): every mix. (Device, Host) is the prover's main case (SRS resident, fresh scalars).
+const PLACEMENTS: [(At, At); 4] = [(Host, Host), (Device, Host), (Host, Device), (Device, Device)];
+
+/// The bytes of a value (results are compared byte for byte where determinism is the point).
+fn bytes_of<T: DeviceSafe>(value: &T) -> Vec<u8> {
+    // SAFETY: DeviceSafe types have no padding bytes (the trait's contract), so all size_of::<T>() bytes
+    // of `value` are initialised; u8 has alignment 1 and the slice is copied before `value`'s borrow ends.
+    unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) }.to_vec()
+}
+
+/// One MSM through an engine: inputs placed as `at` says, the table made with `MsmBases::precompute` for
+/// `plan` (a plain upload when the plan has no copies). Device scalars are read back afterwards and must be
+/// unchanged.
+fn run_on<C: Curve>(
+    gpu: &Gpu,
+    engine: &mut Msm<'_, C>,
+    table: Option<&MsmBases<C>>,
+    bases: &[C::Affine],
+    scalars: &[Scalar],
+    at: (At, At),
+) -> zkgpu::Result<C::Projective> {
+    let device_scalars = match at.1 {
+        Device => Some(gpu.upload(scalars)?),
+        Host => None,
+    };
+    let b = match (at.0, table) {
+        (Device, Some(t)) => Bases::Device(t),
+        (Device, None) => panic!("run_on: device bases asked for without a table"),
+        (Host, _) => Bases::Host(bases),
+    };
+    let s = match &device_scalars {
+        Some(d) => Scalars::Device(d),
+        None => Scalars::Host(scalars),
+    };
+    let result = engine.run(b, s);
+    if let Some(d) = &device_scalars {
+        assert_eq!(gpu.download(d)?, scalars, "device scalars changed by the MSM");
+    }
+    result
+}
+
+/// One MSM with a fresh plan (`host_inputs` when either input is on the host) and engine; returns the result
+/// and the plan.
+fn gpu_msm<C: Curve>(
+    gpu: &Gpu,
+    bases: &[C::Affine],
+    scalars: &[Scalar],
+    config: &MsmConfig,
+    at: (At, At),
+) -> zkgpu::Result<(C::Projective, MsmPlan)> {
+    let plan = MsmPlan::new(scalars.len(), config, at.0 == Host || at.1 == Host)?;
+    let table = match at.0 {
+        Device => Some(MsmBases::<C>::precompute(gpu, bases, &plan)?),
+        Host => None,
+    };
+    let mut engine = Msm::<C>::new(gpu, plan)?;
+    let sum = run_on(gpu, &mut engine, table.as_ref(), bases, scalars, at)?;
+    Ok((sum, plan))
+}
+
+/// [`gpu_msm`] equals `expected`, and the plan honours the explicit choices of `config`.
+fn check<C: Curve>(
+    gpu: &Gpu,
+    bases: &[C::Affine],
+    scalars: &[Scalar],
+    expected: &C::Projective,
+    config: &MsmConfig,
+    at: (At, At),
+    what: &str,
+) {
+    let n = scalars.len();
+    let (got, plan) =
+        gpu_msm::<C>(gpu, bases, scalars, config, at).unwrap_or_else(|e| panic!("{what}: n = {n}, {config:?}, {at:?}: {e}"));
+    assert_eq!(got, *expected, "{what}: n = {n}, {at:?}, plan {plan:?}");
+    if let Some(c) = config.window_bits {
+        assert_eq!(plan.window_bits, c, "{what}: window bits");
+    }
+    if let Some(chunk) = config.chunk {
+        assert_eq!(plan.chunk, chunk.clamp(1, n.max(1)), "{what}: chunk");
+    }
+    assert_eq!(plan.copies, config.precompute.max(1), "{what}: copies");
+}
+
+fn config(window_bits: Option<u32>, chunk: Option<usize>, precompute: u32) -> MsmConfig {
+    MsmConfig { window_bits, chunk, precompute }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Edge cases
+
+fn edge_cases_on<T, C>(name: &str)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+    T::Affine: std::ops::Neg<Output = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let cases = edge_cases::<T>(&mut rng);
+    assert!(cases.len() > 20, "edge_cases gave only {} cases", cases.len());
+    for case in &cases {
+        let (bases, scalars, what) = (&case.bases[..], &case.scalars[..], case.name.as_str());
+        let expected = msm_cpu::<C>(bases, scalars).unwrap();
+        // One-shot from host memory, and one-shot from device memory.
+        let got = msm::<C>(&gpu, bases, scalars).unwrap_or_else(|e| panic!("{what}: msm: {e}"));
+        assert_eq!(got, expected, "{what}: msm (host bases and scalars)");
+        let table = MsmBases::<C>::upload(&gpu, bases).unwrap();
+        let device_scalars = gpu.upload(scalars).unwrap();
+        let got = msm_device::<C>(&gpu, &table, &device_scalars).unwrap_or_else(|e| panic!("{what}: msm_device: {e}"));
+        assert_eq!(got, expected, "{what}: msm_device");
+        // Through an engine: device bases with device scalars, and the prover's mix (device bases, host scalars).
+        for at in [(Device, Device), (Device, Host)] {
+            check::<C>(&gpu, bases, scalars, &expected, &MsmConfig::default(), at, what);
+        }
+        // Precomputed bases (the automatic window has at least 12 windows, so 4 copies always fit).
+        check::<C>(&gpu, bases, scalars, &expected, &config(None, None, 4), (Device, Host), what);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_edge_cases_host_and_device() {
+    edge_cases_on::<TestG1, G1>("g1_edge_cases_host_and_device");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_edge_cases_host_and_device() {
+    edge_cases_on::<TestG2, G2>("g2_edge_cases_host_and_device");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Random sizes and plans
+
+/// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
+/// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks) and (device bases only)
+/// 2..=4 precomputed copies.
+fn random_sweep<T, C>(name: &str, draws: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    for draw in 0..draws {
+        let n = (rng.next_u32() % 4096) as usize;
+        let at = PLACEMENTS[rng.next_u32() as usize % PLACEMENTS.len()];
+        let window_bits = (rng.next_u32() % 3 == 0).then(|| 2 + rng.next_u32() % 15);
+        let chunk = (rng.next_u32() % 3 == 0).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
+        let copies = if at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
+        let cfg = config(window_bits, chunk, copies);
+        let bases = distinct_points::<T>(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+        check::<C>(&gpu, &bases, &scalars, &expected, &cfg, at, &format!("draw {draw}"));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_random_sizes_and_plans() {
+    random_sweep::<TestG1, G1>("g1_random_sizes_and_plans", 20);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_random_sizes_and_plans() {
+    random_sweep::<TestG2, G2>("g2_random_sizes_and_plans", 5);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Large sizes
+
+/// Random distinct bases and scalars of each size: `msm` (host inputs, default plan: more than 2^20 points
+/// make several host chunks) and `msm_device` against blstrs' multi_exp.
+fn sizes_on<T, C>(name: &str, sizes: &[usize])
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    for &n in sizes {
+        let bases = distinct_points::<T>(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+        let got = msm::<C>(&gpu, &bases, &scalars).unwrap_or_else(|e| panic!("n = {n}: msm: {e}"));
+        assert_eq!(got, expected, "n = {n}: msm (host inputs)");
+        let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+        let device_scalars = gpu.upload(&scalars).unwrap();
+        let got = msm_device::<C>(&gpu, &table, &device_scalars).unwrap_or_else(|e| panic!("n = {n}: msm_device: {e}"));
+        assert_eq!(got, expected, "n = {n}: msm_device");
+        assert_eq!(gpu.download(&device_scalars).unwrap(), scalars, "n = {n}: device scalars changed");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_2_16() {
+    sizes_on::<TestG1, G1>("g1_2_16", &[1 << 16, (1 << 16) + 7]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_2_16() {
+    sizes_on::<TestG2, G2>("g2_2_16", &[1 << 16]);
+}
+
+/// 2^20 + 13 with host inputs is two chunks by default (2^20 and 13 points).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_2_20() {
+    sizes_on::<TestG1, G1>("g1_2_20", &[1 << 20, (1 << 20) + 13]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_2_20() {
+    sizes_on::<TestG2, G2>("g2_2_20", &[1 << 20]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Plan variants
+
+/// Explicit window sizes, host inputs and device inputs.
+fn window_sizes_on<T, C>(name: &str, n: usize, bits: &[u32])
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    for &c in bits {
+        for at in [(Host, Host), (Device, Device)] {
+            check::<C>(&gpu, &bases, &scalars, &expected, &config(Some(c), None, 0), at, &format!("c = {c}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_explicit_window_bits() {
+    window_sizes_on::<TestG1, G1>("g1_explicit_window_bits", 3000, &[1, 3, 8, 13, 16, 20]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_explicit_window_bits() {
+    window_sizes_on::<TestG2, G2>("g2_explicit_window_bits", 2000, &[5, 8, 13, 16, 20]);
+}
+
+/// Chunks of about n/5 (dividing n and not), and many small chunks, with every placement: several chunks
+/// through the double-buffered staging, buckets carried across chunks.
+fn chunks_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    for chunk in [n / 5, n / 5 + 1, n / 23] {
+        assert!(n.div_ceil(chunk) >= 5, "chunk {chunk} of {n} makes fewer than 5 chunks");
+        for at in PLACEMENTS {
+            check::<C>(&gpu, &bases, &scalars, &expected, &config(None, Some(chunk), 0), at, &format!("chunk {chunk}"));
+        }
+    }
+    // A small window with chunks (many buckets runs cross chunk boundaries).
+    check::<C>(&gpu, &bases, &scalars, &expected, &config(Some(6), Some(n / 5), 0), (Device, Host), "c = 6, chunk n/5");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_small_chunks_host_and_device_inputs() {
+    chunks_on::<TestG1, G1>("g1_small_chunks_host_and_device_inputs", 20_000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_small_chunks_host_and_device_inputs() {
+    chunks_on::<TestG2, G2>("g2_small_chunks_host_and_device_inputs", 10_000);
+}
+
+/// Precomputed bases: 2 and 4 copies with the automatic window and explicit ones, one copy per window
+/// (c = 16, 16 copies: a single virtual window), chunked, with host and device scalars; the table's size.
+fn precomputed_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    for copies in [2, 4] {
+        for c in [None, Some(8), Some(16)] {
+            for at in [(Device, Device), (Device, Host)] {
+                check::<C>(&gpu, &bases, &scalars, &expected, &config(c, None, copies), at, &format!("{copies} copies, c {c:?}"));
+            }
+        }
+        let cfg = config(Some(10), Some(n / 3), copies);
+        check::<C>(&gpu, &bases, &scalars, &expected, &cfg, (Device, Host), &format!("{copies} copies, chunk n/3"));
+    }
+    check::<C>(&gpu, &bases, &scalars, &expected, &config(Some(16), None, 16), (Device, Device), "16 copies, c = 16");
+
+    let plan = MsmPlan::new(n, &config(None, None, 4), false).unwrap();
+    assert_eq!((plan.copies, plan.virtual_windows), (4, plan.windows.div_ceil(4)));
+    let table = MsmBases::<C>::precompute(&gpu, &bases, &plan).unwrap();
+    assert_eq!((table.len(), table.copies()), (n, 4));
+    assert_eq!(table.device_bytes(), 4 * n * size_of::<C::Affine>());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_precomputed_bases() {
+    precomputed_on::<TestG1, G1>("g1_precomputed_bases", 5000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_precomputed_bases() {
+    precomputed_on::<TestG2, G2>("g2_precomputed_bases", 3000);
+}
+
+/// Device bases (plain and precomputed: the copies' stride is the table's length, not the scalars') used by
+/// fewer scalars, through one engine: the first `m` bases count.
+fn longer_bases_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    for copies in [1, 4] {
+        let plan = MsmPlan::new(n, &config(None, Some(n / 3), copies), true).unwrap();
+        let table = MsmBases::<C>::precompute(&gpu, &bases, &plan).unwrap();
+        let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+        for m in [n, 1, 0, n / 2 + 1, n - 1] {
+            let expected = msm_cpu::<C>(&bases[..m], &scalars[..m]).unwrap();
+            for at in [(Device, Host), (Device, Device)] {
+                let got = run_on(&gpu, &mut engine, Some(&table), &bases[..m], &scalars[..m], at)
+                    .unwrap_or_else(|e| panic!("{copies} copies, {m} of {n} bases, {at:?}: {e}"));
+                assert_eq!(got, expected, "{copies} copies, {m} of {n} bases, {at:?}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_device_bases_longer_than_scalars() {
+    longer_bases_on::<TestG1, G1>("g1_device_bases_longer_than_scalars", 6000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_device_bases_longer_than_scalars() {
+    longer_bases_on::<TestG2, G2>("g2_device_bases_longer_than_scalars", 3000);
+}
+
+/// Host inputs in page-locked memory (write-combined and cached): one-shot, chunked through an engine, and
+/// pinned scalars with device bases. The pinned buffers still hold the inputs afterwards.
+fn pinned_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+    T::Affine: DeviceSafe,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+    for mode in [PinnedMode::WriteCombined, PinnedMode::ReadBack] {
+        let pinned_bases = gpu.pin_slice(&bases, mode).unwrap();
+        let pinned_scalars = gpu.pin_slice(&scalars, mode).unwrap();
+        let got = msm::<C>(&gpu, &pinned_bases[..], &pinned_scalars[..]).unwrap_or_else(|e| panic!("{mode:?}: msm: {e}"));
+        assert_eq!(got, expected, "{mode:?}: msm from pinned memory");
+        let plan = MsmPlan::new(n, &config(None, Some(n / 4), 0), true).unwrap();
+        let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+        for round in 0..2 {
+            let got = engine.run(Bases::Host(&pinned_bases[..]), Scalars::Host(&pinned_scalars[..])).unwrap();
+            assert_eq!(got, expected, "{mode:?}: pinned bases and scalars in 4 chunks, round {round}");
+            let got = engine.run(Bases::Device(&table), Scalars::Host(&pinned_scalars[..])).unwrap();
+            assert_eq!(got, expected, "{mode:?}: device bases, pinned scalars in 4 chunks, round {round}");
+        }
+        assert!(pinned_bases[..] == bases[..] && pinned_scalars[..] == scalars[..], "{mode:?}: pinned inputs changed");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_pinned_host_inputs() {
+    pinned_on::<TestG1, G1>("g1_pinned_host_inputs", 50_000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_pinned_host_inputs() {
+    pinned_on::<TestG2, G2>("g2_pinned_host_inputs", 10_000);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Determinism and reuse
+
+/// The same MSM three times on one engine (and once more on a fresh one) gives the same bytes, equal to
+/// blstrs' normalized result: random scalars, and every scalar equal (one bucket per window holds every
+/// point, the case where the scatter's atomics reorder the most).
+fn deterministic_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+    T::Projective: DeviceSafe,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let random = random_scalars(&mut rng, n);
+    let same = vec![random[0]; n];
+    let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+    for (what, scalars) in [("random scalars", &random), ("every scalar equal", &same)] {
+        let expected = bytes_of(&msm_cpu::<C>(&bases, scalars).unwrap());
+        for at in [(Host, Host), (Device, Device), (Device, Host)] {
+            let plan = MsmPlan::new(n, &config(None, Some(n / 2), 0), at != (Device, Device)).unwrap();
+            let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+            for run in 0..3 {
+                let got = run_on(&gpu, &mut engine, Some(&table), &bases, scalars, at).unwrap();
+                assert_eq!(bytes_of(&got), expected, "{what}, {at:?}: run {run} differs from blstrs' bytes");
+            }
+            let (fresh, _) = gpu_msm::<C>(&gpu, &bases, scalars, &MsmConfig::default(), at).unwrap();
+            assert_eq!(bytes_of(&fresh), expected, "{what}, {at:?}: a fresh engine differs");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_deterministic_results() {
+    deterministic_on::<TestG1, G1>("g1_deterministic_results", 1 << 16);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_deterministic_results() {
+    deterministic_on::<TestG2, G2>("g2_deterministic_results", 1 << 14);
+}
+
+/// One engine (chunked, host-input plan) used for many MSMs with new scalars, sizes and placements, the
+/// staging allocated on first use and reused.
+fn reuse_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+    let plan = MsmPlan::new(n, &config(None, Some(n / 3), 0), true).unwrap();
+    let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+    let scratch = engine.device_bytes();
+    assert_eq!(scratch, plan.scratch_bytes::<C>());
+    let mut with_staging = None;
+    for (round, m) in [n, n, 0, 17, n - 1, n, n / 2, n].into_iter().enumerate() {
+        let at = PLACEMENTS[round % PLACEMENTS.len()];
+        let scalars = random_scalars(&mut rng, m);
+        let expected = msm_cpu::<C>(&bases[..m], &scalars).unwrap();
+        let got = run_on(&gpu, &mut engine, Some(&table), &bases[..m], &scalars, at)
+            .unwrap_or_else(|e| panic!("round {round} ({m} scalars, {at:?}): {e}"));
+        assert_eq!(got, expected, "round {round}: {m} scalars, {at:?}");
+        assert_eq!(engine.plan(), &plan);
+        with_staging.get_or_insert(engine.device_bytes());
+    }
+    // The first run (host bases and scalars) added the staging; later runs reused it.
+    let with_staging = with_staging.unwrap_or(0);
+    assert!(with_staging > scratch, "no staging after a run from host memory: {with_staging} bytes");
+    assert_eq!(engine.device_bytes(), with_staging, "staging grew after the first run");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_engine_reused_for_new_scalars() {
+    reuse_on::<TestG1, G1>("g1_engine_reused_for_new_scalars", 5000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_engine_reused_for_new_scalars() {
+    reuse_on::<TestG2, G2>("g2_engine_reused_for_new_scalars", 2000);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Typed errors
+
+fn is_length_mismatch<T>(r: &zkgpu::Result<T>, expected: usize, actual: usize) -> bool {
+    matches!(r, Err(Error::LengthMismatch { expected: e, actual: a, .. }) if *e == expected && *a == actual)
+}
+
+/// Length mismatches (host bases vs scalars, more scalars than the plan, device bases shorter than the
+/// scalars), tables precomputed for another plan and precomputed plans with host bases are typed errors;
+/// the inputs are unchanged and the engines still give right answers afterwards.
+fn typed_errors_on<T, C>(name: &str)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let n = 100;
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let (bases_before, scalars_before) = (bases.clone(), scalars.clone());
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    let device_scalars = gpu.upload(&scalars).unwrap();
+
+    // One-shot: bases and scalars differ in length.
+    let r = msm::<C>(&gpu, &bases[..n - 1], &scalars);
+    assert!(is_length_mismatch(&r, n, n - 1), "msm, {} bases for {n} scalars: {r:?}", n - 1);
+    let r = msm::<C>(&gpu, &bases, &scalars[..n - 1]);
+    assert!(is_length_mismatch(&r, n - 1, n), "msm, {n} bases for {} scalars: {r:?}", n - 1);
+
+    // An engine: host bases must match the scalars exactly.
+    let plan = MsmPlan::new(n, &MsmConfig::default(), true).unwrap();
+    let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+    for (b, s) in [(n - 1, n), (n, n - 1), (0, 1), (1, 0)] {
+        let r = engine.run(Bases::Host(&bases[..b]), Scalars::Host(&scalars[..s]));
+        assert!(is_length_mismatch(&r, s, b), "engine, {b} host bases for {s} scalars: {r:?}");
+    }
+    // More scalars than the plan's n, host or device.
+    let small_plan = MsmPlan::new(n / 2, &MsmConfig::default(), true).unwrap();
+    let mut small = Msm::<C>::new(&gpu, small_plan).unwrap();
+    let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+    let r = small.run(Bases::Host(&bases), Scalars::Host(&scalars));
+    assert!(is_length_mismatch(&r, n / 2, n), "{n} scalars for a plan of {}: {r:?}", n / 2);
+    let r = small.run(Bases::Device(&table), Scalars::Device(&device_scalars));
+    assert!(is_length_mismatch(&r, n / 2, n), "{n} device scalars for a plan of {}: {r:?}", n / 2);
+    // Device bases shorter than the scalars.
+    let short_table = MsmBases::<C>::upload(&gpu, &bases[..n / 2]).unwrap();
+    let r = engine.run(Bases::Device(&short_table), Scalars::Host(&scalars));
+    assert!(is_length_mismatch(&r, n, n / 2), "{} device bases for {n} scalars: {r:?}", n / 2);
+
+    // Precomputed tables must come from the engine's plan (copies and window bits).
+    let plan_for = |c: u32, copies: u32| MsmPlan::new(n, &config(Some(c), None, copies), false).unwrap();
+    let pre_plan = plan_for(8, 4);
+    let pre_table = MsmBases::<C>::precompute(&gpu, &bases, &pre_plan).unwrap();
+    for other in [plan_for(9, 4), plan_for(8, 2), plan_for(8, 0)] {
+        let mut e = Msm::<C>::new(&gpu, other).unwrap();
+        let r = e.run(Bases::Device(&pre_table), Scalars::Host(&scalars));
+        assert!(matches!(r, Err(Error::MsmConfig(_))), "table for {pre_plan:?} with plan {other:?}: {r:?}");
+    }
+    let mut pre_engine = Msm::<C>::new(&gpu, pre_plan).unwrap();
+    let r = pre_engine.run(Bases::Device(&table), Scalars::Device(&device_scalars));
+    assert!(matches!(r, Err(Error::MsmConfig(_))), "plain table with a precomputed plan: {r:?}");
+    // A precomputed plan needs device bases.
+    for s in [Scalars::Host(&scalars), Scalars::Device(&device_scalars)] {
+        let r = pre_engine.run(Bases::Host(&bases), s);
+        assert!(matches!(r, Err(Error::MsmConfig(_))), "precomputed plan with host bases: {r:?}");
+    }
+
+    // Nothing was modified, and the engines still work.
+    assert!(bases == bases_before && scalars == scalars_before, "host inputs changed");
+    assert_eq!(gpu.download(&device_scalars).unwrap(), scalars_before, "device scalars changed");
+    assert_eq!(engine.run(Bases::Host(&bases), Scalars::Host(&scalars)).unwrap(), expected, "engine after errors");
+    assert_eq!(engine.run(Bases::Device(&table), Scalars::Device(&device_scalars)).unwrap(), expected, "device inputs after errors");
+    let half = msm_cpu::<C>(&bases[..n / 2], &scalars[..n / 2]).unwrap();
+    assert_eq!(small.run(Bases::Device(&table), Scalars::Host(&scalars[..n / 2])).unwrap(), half, "small engine after errors");
+    let got = pre_engine.run(Bases::Device(&pre_table), Scalars::Host(&scalars)).unwrap();
+    assert_eq!(got, expected, "precomputed engine after errors");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_typed_errors_leave_inputs_untouched() {
+    typed_errors_on::<TestG1, G1>("g1_typed_errors_leave_inputs_untouched");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_typed_errors_leave_inputs_untouched() {
+    typed_errors_on::<TestG2, G2>("g2_typed_errors_leave_inputs_untouched");
+}

@@ -1,0 +1,461 @@
+//! `msm_g1`, `msm_g2`: the multi-scalar multiplication `Σ sᵢ·Pᵢ` of 2^n points through `zkgpu::msm::Msm`.
+//!
+//! GPU variants name the plan, then (as in the NTT ops) where the inputs are:
+//! - `auto`: `MsmConfig::default()` (the cost model's window, default chunks); the baseline.
+//! - `c12`, `c16`, `c20`: explicit window bits.
+//! - `precompute4`: 4 precomputed copies of the bases (`MsmBases::precompute`, built before timing and not
+//!   timed: a prover's SRS is prepared once), automatic window. Device inputs only.
+//!
+//! Without a suffix the bases are resident (`MsmBases`) and the scalars on the device (`inputs` "device"):
+//! one run is `Msm::run` timed with CUDA events, from scalars on the device to the normalized result on the
+//! host. `-pinned` / `-pageable`: bases and scalars in page-locked (`Gpu::pin_slice`) or ordinary host
+//! memory, timed end to end with the wall clock (chunked uploads overlapping compute, the result's download).
+//! In every case the engine (`Msm::new`: plan and scratch) is made before timing and reused, as a prover
+//! does; the first (warm-up) run allocates the host-input staging. The default sweep runs `auto` on all three
+//! placements and `precompute4`; `--variants` selects the rest. CPU variant (no GPU): `blstrs` (blstrs'
+//! `multi_exp` through `zkgpu::msm_cpu::msm_cpu`, the tests' reference), at 2^12..2^16.
+//!
+//! Inputs: bases `Pᵢ = A + t·B + j·Q` for `i = t·1024 + j` (random `A`, `B`, `Q`), generated on the GPU by
+//! `batch_add_{g1,g2}_expand` (the CPU variant computes the same points on the CPU), so they are distinct and
+//! cost no CPU time at 2^26; scalars uniformly random, generated in parallel from the seed.
+//!
+//! Verification: every run must return the same point (determinism), and that point must equal the closed
+//! form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q`: n scalar-field multiply-adds (in parallel) and three
+//! blstrs scalar multiplications. That is exact (no sampling), independent of the GPU's algorithm (only group
+//! linearity and blstrs), and cheap at any size, where a blstrs MSM of 2^26 points would take minutes.
+//!
+//! Extra JSON fields: `window_bits`, `chunk` (points per chunk), `copies` (precomputed copies, 1 = none),
+//! `peak_bytes` (device memory held during a run: device inputs including the precomputed table, plus
+//! `Msm::device_bytes`, i.e. scratch and host-input staging) and, for `precompute4`, `precompute_ms`.
+use super::batch_add::BenchCurve;
+use super::ntt::random_scalars;
+use super::{BenchOp, Case, CaseOptions, Target};
+use crate::Result;
+use blstrs::Scalar;
+use cudarc::driver::PushKernelArg;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use rayon::prelude::*;
+use std::marker::PhantomData;
+use std::time::Instant;
+use zkgpu::msm::{Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
+use zkgpu::msm_cpu::msm_cpu;
+use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
+
+/// Points per generator thread (`j < RUN`).
+const RUN: usize = 1024;
+
+const GPU_VARIANTS: &[&str] = &[
+    "auto",
+    "auto-pinned",
+    "auto-pageable",
+    "c12",
+    "c12-pinned",
+    "c12-pageable",
+    "c16",
+    "c16-pinned",
+    "c16-pageable",
+    "c20",
+    "c20-pinned",
+    "c20-pageable",
+    "precompute4",
+];
+const DEFAULT_GPU_VARIANTS: &[&str] = &["auto", "auto-pinned", "auto-pageable", "precompute4"];
+
+/// The plan and the input placement ("device", "pinned", "pageable") a GPU variant names.
+fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
+    let (choice, inputs) = if let Some(c) = variant.strip_suffix("-pinned") {
+        (c, "pinned")
+    } else if let Some(c) = variant.strip_suffix("-pageable") {
+        (c, "pageable")
+    } else {
+        (variant, "device")
+    };
+    let bits = |c: u32| MsmConfig { window_bits: Some(c), ..MsmConfig::default() };
+    let config = match choice {
+        "auto" => MsmConfig::default(),
+        "c12" => bits(12),
+        "c16" => bits(16),
+        "c20" => bits(20),
+        "precompute4" if inputs == "device" => MsmConfig { precompute: 4, ..MsmConfig::default() },
+        _ => return None,
+    };
+    Some((config, inputs))
+}
+
+pub struct MsmOp<C>(PhantomData<C>);
+
+/// The two ops, in listing order.
+pub fn all_ops() -> Vec<Box<dyn BenchOp>> {
+    vec![Box::new(MsmOp::<G1>(PhantomData)), Box::new(MsmOp::<G2>(PhantomData))]
+}
+
+impl<C: BenchCurve> BenchOp for MsmOp<C> {
+    fn name(&self) -> &'static str {
+        if C::STEM == "g1" { "msm_g1" } else { "msm_g2" }
+    }
+    fn about(&self) -> &'static str {
+        "MSM (zkgpu::msm::Msm), 255-bit random scalars, distinct bases; -pinned/-pageable: host inputs"
+    }
+    fn variants(&self, target: Target) -> &'static [&'static str] {
+        match target {
+            Target::Gpu => GPU_VARIANTS,
+            Target::Cpu => &["blstrs"],
+        }
+    }
+    fn default_variants(&self, target: Target) -> &'static [&'static str] {
+        match target {
+            Target::Gpu => DEFAULT_GPU_VARIANTS,
+            Target::Cpu => &["blstrs"],
+        }
+    }
+    fn default_sizes(&self, target: Target) -> &'static [u32] {
+        match (target, C::STEM) {
+            (Target::Gpu, "g1") => &[16, 18, 20, 22, 24, 26],
+            (Target::Gpu, _) => &[16, 18, 20, 22, 24],
+            (Target::Cpu, _) => &[12, 14, 16],
+        }
+    }
+    fn kernels(&self, variant: &str) -> Vec<String> {
+        let s = C::STEM;
+        let mut names: Vec<String> = ["msm_count", "msm_scan", "msm_scatter"].map(String::from).to_vec();
+        names.extend(["accumulate", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
+        names.extend(["reduce", "finish"].map(|k| format!("batch_add_{s}_{k}")));
+        if variant.starts_with("precompute") {
+            names.push(format!("msm_{s}_precompute"));
+        }
+        names
+    }
+    fn prepare<'g>(
+        &self,
+        gpu: Option<&'g Gpu>,
+        variant: &str,
+        log_n: u32,
+        opts: &CaseOptions,
+    ) -> Result<Box<dyn Case + 'g>> {
+        let n = 1usize << log_n;
+        let generator = Generator::<C>::new(n, opts.seed ^ 0x4d53_4d00 ^ u64::from(log_n));
+        let scalars = random_scalars(n, opts.seed ^ 0x4d53_4d, u64::from(log_n));
+        let sums = coefficient_sums(&scalars);
+        match (gpu, variant) {
+            (Some(gpu), _) => {
+                let (config, inputs) =
+                    parse_variant(variant).ok_or_else(|| format!("{}: no GPU variant {variant:?}", self.name()))?;
+                let plan = MsmPlan::new(n, &config, inputs != "device")?;
+                let points = generator.expand_on_gpu(gpu)?;
+                let mut precompute_ms = None;
+                let place = match inputs {
+                    "device" if plan.copies > 1 => {
+                        // MsmBases::precompute takes host bases: bring the generated points back first.
+                        let host = gpu.download(&points)?;
+                        drop(points);
+                        let start = Instant::now();
+                        let bases = MsmBases::precompute(gpu, &host, &plan)?;
+                        precompute_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+                        Place::Device { bases, scalars: gpu.upload(&scalars)? }
+                    }
+                    "device" => Place::Device { bases: MsmBases::from_buffer(points)?, scalars: gpu.upload(&scalars)? },
+                    "pinned" => {
+                        let mut bases = gpu.alloc_pinned::<C::Affine>(n, PinnedMode::WriteCombined)?;
+                        gpu.download_into(&points, &mut bases)?;
+                        Place::Pinned { bases, scalars: gpu.pin_slice(&scalars, PinnedMode::WriteCombined)? }
+                    }
+                    _ => Place::Pageable { bases: gpu.download(&points)?, scalars },
+                };
+                let msm = Msm::<C>::new(gpu, plan)?;
+                let check = Check { generator, sums, first: None, last: None, runs_differ: false };
+                Ok(Box::new(GpuCase { gpu, msm, place, inputs, precompute_ms, check }))
+            }
+            (None, "blstrs") => {
+                let bases = generator.expand_on_cpu();
+                let check = Check { generator, sums, first: None, last: None, runs_differ: false };
+                Ok(Box::new(CpuCase::<C> { bases, scalars, check }))
+            }
+            (None, _) => Err(format!("{}: no CPU variant {variant:?}", self.name()).into()),
+        }
+    }
+}
+
+/// The bases' parameters `A, B, Q` and the run seeds `A + t·B`.
+struct Generator<C: BenchCurve> {
+    a: C::Projective,
+    b: C::Projective,
+    q: C::Projective,
+    seeds: Vec<C::Projective>,
+    n: usize,
+}
+
+/// A random multiple of the group's fixed point (two 64-bit factors: random enough for distinct inputs).
+fn random_point<C: BenchCurve>(rng: &mut ChaCha8Rng) -> C::Projective {
+    let g = C::mul(&C::generator(), rng.next_u64() | 1);
+    C::mul(&g, rng.next_u64() | 1)
+}
+
+impl<C: BenchCurve> Generator<C> {
+    fn new(n: usize, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (a, b, q) = (random_point::<C>(&mut rng), random_point::<C>(&mut rng), random_point::<C>(&mut rng));
+        let mut seeds = Vec::with_capacity(n.div_ceil(RUN));
+        let mut acc = a;
+        for _ in 0..n.div_ceil(RUN) {
+            seeds.push(acc);
+            acc = C::add(&acc, &b);
+        }
+        Generator { a, b, q, seeds, n }
+    }
+
+    /// The n bases on the GPU (`batch_add_{C}_expand`: one thread per run of RUN points).
+    fn expand_on_gpu(&self, gpu: &Gpu) -> Result<DeviceBuffer<C::Affine>> {
+        let seeds = gpu.upload(&self.seeds)?;
+        let step = gpu.upload(&[C::to_affine(&self.q)])?;
+        let mut points = gpu.alloc_zeroed::<C::Affine>(self.n)?;
+        let function = gpu.function(&format!("batch_add_{}_expand", C::STEM))?;
+        let (run, n32) = (RUN as u32, u32::try_from(self.n)?);
+        let mut launch = gpu.stream().launch_builder(&function);
+        launch.arg(seeds.raw()).arg(step.raw()).arg(&run).arg(&n32).arg(points.raw_mut());
+        // SAFETY: batch_add_{C}_expand: ceil(n / RUN) threads, seeds holds that many Jacobian points, step one
+        // affine point, points n; distinct buffers.
+        unsafe { launch.launch(zkgpu::launch_config_1d(self.n.div_ceil(RUN), 64)) }?;
+        gpu.synchronize()?;
+        Ok(points)
+    }
+
+    /// The same n bases on the CPU (runs in parallel, one addition and one normalization per point).
+    fn expand_on_cpu(&self) -> Vec<C::Affine> {
+        let (n, q) = (self.n, self.q);
+        self.seeds
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(t, &seed)| {
+                let mut acc = seed;
+                (0..RUN.min(n - t * RUN)).map(move |_| {
+                    let p = C::to_affine(&acc);
+                    acc = C::add(&acc, &q);
+                    p
+                })
+            })
+            .collect()
+    }
+
+    /// `Σ sᵢ·Pᵢ` from the scalar sums of [`coefficient_sums`].
+    fn expected(&self, sums: &CoefficientSums) -> C::Projective {
+        let mul = |p: &C::Projective, s: &Scalar| C::mul_scalar(&C::to_affine(p), s);
+        let ab = C::add(&mul(&self.a, &sums.s), &mul(&self.b, &sums.st));
+        C::normalize(&C::add(&ab, &mul(&self.q, &sums.sj)))
+    }
+}
+
+/// `Σ sᵢ`, `Σ sᵢ·tᵢ`, `Σ sᵢ·jᵢ` for `i = t·RUN + j`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CoefficientSums {
+    s: Scalar,
+    st: Scalar,
+    sj: Scalar,
+}
+
+fn coefficient_sums(scalars: &[Scalar]) -> CoefficientSums {
+    let zero = Scalar::from(0u64);
+    let (s, st, sj) = scalars
+        .par_chunks(RUN)
+        .enumerate()
+        .map(|(t, run)| {
+            let (mut s, mut sj) = (zero, zero);
+            for (j, &x) in run.iter().enumerate() {
+                s += x;
+                sj += x * Scalar::from(j as u64);
+            }
+            (s, s * Scalar::from(t as u64), sj)
+        })
+        .reduce(|| (zero, zero, zero), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    CoefficientSums { s, st, sj }
+}
+
+/// Results seen so far, checked against the closed form.
+struct Check<C: BenchCurve> {
+    generator: Generator<C>,
+    sums: CoefficientSums,
+    first: Option<C::Projective>,
+    last: Option<C::Projective>,
+    runs_differ: bool,
+}
+
+impl<C: BenchCurve> Check<C> {
+    fn record(&mut self, sum: C::Projective) {
+        match &self.first {
+            None => self.first = Some(sum),
+            Some(first) => self.runs_differ |= !C::eq(first, &sum),
+        }
+        self.last = Some(sum);
+    }
+
+    fn verify(&self, what: &str, runs: u32) -> Result<()> {
+        let Some(last) = &self.last else {
+            return Err(format!("msm_{} {what}: no run to verify", C::STEM).into());
+        };
+        if self.runs_differ {
+            return Err(format!("msm_{} {what}: the {runs} runs did not all return the same point", C::STEM).into());
+        }
+        if !C::eq(last, &self.generator.expected(&self.sums)) {
+            return Err(format!("msm_{} {what}: the result differs from the closed-form blstrs sum", C::STEM).into());
+        }
+        Ok(())
+    }
+}
+
+enum Place<C: BenchCurve> {
+    Device { bases: MsmBases<C>, scalars: DeviceBuffer<Scalar> },
+    Pinned { bases: PinnedBuffer<C::Affine>, scalars: PinnedBuffer<Scalar> },
+    Pageable { bases: Vec<C::Affine>, scalars: Vec<Scalar> },
+}
+
+struct GpuCase<'g, C: BenchCurve> {
+    gpu: &'g Gpu,
+    msm: Msm<'g, C>,
+    place: Place<C>,
+    inputs: &'static str,
+    precompute_ms: Option<f64>,
+    check: Check<C>,
+}
+
+impl<C: BenchCurve> Case for GpuCase<'_, C> {
+    fn inputs(&self) -> &'static str {
+        self.inputs
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let msm = &mut self.msm;
+        let (ms, sum) = match &self.place {
+            Place::Device { bases, scalars } => {
+                let mut sum = None;
+                let ms = self.gpu.time_ms(|_| {
+                    sum = Some(msm.run(Bases::Device(bases), Scalars::Device(scalars))?);
+                    Ok(())
+                })?;
+                (f64::from(ms), sum)
+            }
+            Place::Pinned { bases, scalars } => {
+                let start = Instant::now();
+                let sum = msm.run(Bases::Host(&bases[..]), Scalars::Host(&scalars[..]))?;
+                (start.elapsed().as_secs_f64() * 1e3, Some(sum))
+            }
+            Place::Pageable { bases, scalars } => {
+                let start = Instant::now();
+                let sum = msm.run(Bases::Host(bases), Scalars::Host(scalars))?;
+                (start.elapsed().as_secs_f64() * 1e3, Some(sum))
+            }
+        };
+        self.check.record(sum.ok_or("Msm::run returned no result")?);
+        Ok(ms)
+    }
+
+    fn verify(&mut self, runs: u32) -> Result<()> {
+        self.check.verify(self.inputs, runs)
+    }
+
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        let plan = self.msm.plan();
+        let inputs = match &self.place {
+            Place::Device { bases, scalars } => bases.device_bytes() + scalars.byte_len(),
+            Place::Pinned { .. } | Place::Pageable { .. } => 0,
+        };
+        let mut extra = serde_json::Map::from_iter([
+            ("window_bits".to_string(), plan.window_bits.into()),
+            ("chunk".to_string(), plan.chunk.into()),
+            ("copies".to_string(), plan.copies.into()),
+            ("peak_bytes".to_string(), (inputs + self.msm.device_bytes()).into()),
+        ]);
+        if let Some(ms) = self.precompute_ms {
+            extra.insert("precompute_ms".to_string(), ms.into());
+        }
+        extra
+    }
+}
+
+struct CpuCase<C: BenchCurve> {
+    bases: Vec<C::Affine>,
+    scalars: Vec<Scalar>,
+    check: Check<C>,
+}
+
+impl<C: BenchCurve> Case for CpuCase<C> {
+    fn inputs(&self) -> &'static str {
+        "host"
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let start = Instant::now();
+        let sum = msm_cpu::<C>(&self.bases, &self.scalars)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        self.check.record(sum);
+        Ok(ms)
+    }
+
+    fn verify(&mut self, runs: u32) -> Result<()> {
+        self.check.verify("blstrs", runs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_variants_parse_and_precompute_is_device_only() {
+        for v in GPU_VARIANTS.iter().chain(DEFAULT_GPU_VARIANTS) {
+            assert!(parse_variant(v).is_some(), "{v}");
+        }
+        assert_eq!(parse_variant("c16-pinned"), Some((MsmConfig { window_bits: Some(16), ..Default::default() }, "pinned")));
+        assert_eq!(parse_variant("precompute4").map(|(c, i)| (c.precompute, i)), Some((4, "device")));
+        for bad in ["precompute4-pinned", "precompute4-pageable", "c13", "auto-device", "blstrs"] {
+            assert!(parse_variant(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn cpu_cases_verify_against_the_closed_form() {
+        let opts = CaseOptions { seed: 7, iters: None };
+        for op in all_ops() {
+            // Two runs of RUN points (the closed form's t and j both vary).
+            let mut case = op.prepare(None, "blstrs", 11, &opts).unwrap();
+            case.run().unwrap();
+            case.run().unwrap();
+            case.verify(2).unwrap();
+            assert!(op.prepare(None, "auto", 11, &opts).is_err());
+        }
+    }
+
+    /// The closed form agrees with blstrs on points that are not a whole number of runs, and a wrong result
+    /// or runs that disagree fail verification.
+    #[test]
+    fn closed_form_matches_blstrs_and_rejects_wrong_results() {
+        let n = RUN + 77;
+        let generator = Generator::<G1>::new(n, 3);
+        let bases = generator.expand_on_cpu();
+        assert_eq!(bases.len(), n);
+        let scalars = random_scalars(n, 3, 0);
+        let sums = coefficient_sums(&scalars);
+        let exact = msm_cpu::<G1>(&bases, &scalars).unwrap();
+        assert_eq!(generator.expected(&sums), exact);
+
+        let mut check = Check { generator, sums, first: None, last: None, runs_differ: false };
+        assert!(check.verify("test", 0).is_err(), "nothing recorded");
+        check.record(exact);
+        check.verify("test", 1).unwrap();
+        let other = msm_cpu::<G1>(&bases[..n - 1], &scalars[..n - 1]).unwrap();
+        check.record(other);
+        assert!(check.verify("test", 2).is_err(), "a wrong last result");
+        check.record(exact);
+        assert!(check.verify("test", 3).is_err(), "runs that differ");
+    }
+
+    #[test]
+    fn ops_names_sizes_and_kernels() {
+        let ops = all_ops();
+        let names: Vec<&str> = ops.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["msm_g1", "msm_g2"]);
+        assert_eq!(ops[0].default_sizes(Target::Gpu), &[16, 18, 20, 22, 24, 26]);
+        assert_eq!(ops[1].default_sizes(Target::Gpu), &[16, 18, 20, 22, 24]);
+        assert!(ops[1].kernels("precompute4").contains(&"msm_g2_precompute".to_string()));
+        assert!(!ops[0].kernels("auto").iter().any(|k| k.contains("precompute")));
+    }
+}
