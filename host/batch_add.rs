@@ -333,7 +333,7 @@ impl<C: Curve> XyzzSetSum<C> {
             // SAFETY: batch_add_{C}_reduce: the source holds per_set · sets XYZZ points, the destination at
             // least out_per_set · sets (sized for the first level; later ones shrink); the block's shared
             // memory holds one XYZZ point per thread; source and destination are distinct buffers.
-            unsafe { launch.launch(cfg) }?;
+            crate::launch::launched("batch_add_reduce", unsafe { launch.launch(cfg) })?;
             per_set = out_per_set;
             from = Some(to);
         }
@@ -350,7 +350,7 @@ impl<C: Curve> XyzzSetSum<C> {
         launch.arg(src).arg(&per_set).arg(out.raw_mut());
         // SAFETY: batch_add_{C}_finish: the source holds per_set · sets XYZZ points, out holds sets
         // projective points, shared memory one XYZZ point per thread; no aliasing.
-        unsafe { launch.launch(cfg) }?;
+        crate::launch::launched("batch_add_finish", unsafe { launch.launch(cfg) })?;
         Ok(())
     }
 }

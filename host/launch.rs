@@ -1,6 +1,6 @@
 //! Launch helpers: 1-D grid sizing and the opt-in for more than 48 KiB of dynamic shared memory.
 
-use cudarc::driver::{CudaFunction, LaunchConfig, sys};
+use cudarc::driver::{CudaFunction, DriverError, LaunchConfig, sys};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -62,4 +62,10 @@ impl Gpu {
             .map_err(|_| Error::SizeOverflow(format!("{dynamic_shared_bytes} bytes of shared memory")))?;
         Ok((function, LaunchConfig { shared_mem_bytes, ..config }))
     }
+}
+
+/// Names the kernel in a launch's error ([`Error::Launch`]); with `CUDA_LAUNCH_BLOCKING=1` that is also the
+/// kernel that faulted.
+pub(crate) fn launched<T>(kernel: &str, result: std::result::Result<T, DriverError>) -> Result<T> {
+    result.map_err(|source| Error::Launch { kernel: kernel.to_string(), source })
 }

@@ -45,7 +45,7 @@ pub use crate::curve::{Curve, G1, G2};
 use crate::batch_add::{XyzzSetSum, reduce_scratch_len};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::launch::launch_config_1d;
+use crate::launch::{launch_config_1d, launched};
 use crate::memory::{DeviceBuffer, as_bytes};
 
 /// Threads per block of the per-scalar kernels (count, scatter).
@@ -222,6 +222,7 @@ impl<C: Curve> MsmBases<C> {
             gpu.stream().memcpy_dtod(bases.raw(), &mut table.raw_range_mut(0..n)?)?;
         }
         if n > 0 && copies > 1 {
+            check_curve::<C>()?;
             let f = gpu.function(&format!("msm_{}_precompute", C::NAME))?;
             let (n32, shift) = (n as u32, plan.window_bits * plan.virtual_windows);
             let mut launch = gpu.stream().launch_builder(&f);
@@ -295,6 +296,18 @@ impl Scalars<'_> {
     }
 }
 
+/// Why G2 MSMs are refused for now (kernels/NOTES.md, "MSM"): `msm_g2_fixup` faults with an illegal address
+/// on the H200 for inputs its CPU replay and its G1 twin handle, which would poison the caller's CUDA context.
+/// A typed error is better than that until the fault is understood.
+const G2_DISABLED: &str = "G2 MSM is disabled: msm_g2_fixup faults on the GPU (open bug, see kernels/NOTES.md, MSM)";
+
+fn check_curve<C: Curve>() -> Result<()> {
+    if C::XYZZ_BYTES > size_of::<zkgpu_kernels::curve::G1Xyzz>() {
+        return Err(Error::Unsupported(G2_DISABLED));
+    }
+    Ok(())
+}
+
 /// Threads per block of the per-point kernels (G2's 255 registers allow fewer).
 fn point_block<C: Curve>() -> u32 {
     if C::XYZZ_BYTES > 192 { 64 } else { 128 }
@@ -333,8 +346,10 @@ pub struct Msm<'g, C: Curve> {
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
-    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]).
+    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). G2 is refused for now
+    /// with [`Error::Unsupported`] (an open GPU fault, see kernels/NOTES.md).
     pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
+        check_curve::<C>()?;
         let name = |what: &str| format!("msm_{}_{what}", C::NAME);
         let kernels = Kernels {
             count: gpu.function("msm_count")?,
@@ -499,14 +514,14 @@ impl<'g, C: Curve> Msm<'g, C> {
         launch.arg(&scalar_view).arg(&len32).arg(&c).arg(&windows).arg(&q).arg(self.counts.raw_mut());
         // SAFETY: msm_count: one thread per scalar of the chunk (len of them in the view); counts holds
         // q · 2^(c−1) zeroed counters; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan invariants).
-        unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) }?;
+        launched("msm_count", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
 
         let cfg = LaunchConfig { grid_dim: (q, 1, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
         let mut launch = stream.launch_builder(&self.kernels.scan);
         launch.arg(self.counts.raw()).arg(&buckets).arg(self.offsets.raw_mut()).arg(self.cursors.raw_mut());
         // SAFETY: msm_scan: grid (q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of shared memory; counts and
         // cursors hold q · buckets entries, offsets q · (buckets + 1); totals <= len · copies < 2^32.
-        unsafe { launch.launch(cfg) }?;
+        launched("msm_scan", unsafe { launch.launch(cfg) })?;
 
         let mut launch = stream.launch_builder(&self.kernels.scatter);
         launch.arg(&scalar_view).arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&stride).arg(&first32);
@@ -514,7 +529,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         // SAFETY: msm_scatter: same scalars and layout as the count, so every cursor stays inside its
         // bucket's range of the window (<= per_window entries); sorted holds q · per_window entries; point
         // indices (w / q)·stride + first + i are < copies · n < 2^31 (check_table) or < len for staged bases.
-        unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) }?;
+        launched("msm_scatter", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
         drop(launch);
 
         let base_view = match bases {
@@ -535,7 +550,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         // SAFETY: msm_{C}_accumulate: grid covers ⌈per_window / seg⌉ segments per virtual window; offsets and
         // sorted come from this chunk's scan and scatter; every entry names a point of the base view (see the
         // scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
-        unsafe { launch.launch(cfg) }?;
+        launched("msm_accumulate", unsafe { launch.launch(cfg) })?;
 
         let cfg = LaunchConfig {
             grid_dim: ((buckets as usize).div_ceil(block as usize) as u32, q, 1),
@@ -547,7 +562,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         launch.arg(self.buckets.raw_mut());
         // SAFETY: msm_{C}_fixup: one thread per bucket of each virtual window; offsets/partials as written by
         // the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points.
-        unsafe { launch.launch(cfg) }?;
+        launched("msm_fixup", unsafe { launch.launch(cfg) })?;
         Ok(())
     }
 
@@ -568,13 +583,14 @@ impl<'g, C: Curve> Msm<'g, C> {
         launch.arg(self.buckets.raw()).arg(&buckets).arg(&run).arg(self.shares.raw_mut());
         // SAFETY: msm_{C}_reduce: one thread per share (⌈buckets / run⌉ per virtual window); buckets holds
         // q · buckets points, shares q · ⌈buckets / run⌉.
-        unsafe { launch.launch(cfg) }?;
+        launched("msm_reduce", unsafe { launch.launch(cfg) })?;
         drop(launch);
         self.sums.enqueue(&self.shares, shares as u32, &mut self.window_sums)?;
         let mut launch = stream.launch_builder(&self.kernels.combine);
         launch.arg(self.window_sums.raw()).arg(&q).arg(&c).arg(self.out.raw_mut());
         // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, out one.
-        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 }) }?;
+        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        launched("msm_combine", unsafe { launch.launch(one) })?;
         Ok(())
     }
 }
