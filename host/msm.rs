@@ -215,6 +215,9 @@ impl<C: Curve> MsmBases<C> {
     pub fn precompute_from_buffer(gpu: &Gpu, bases: &DeviceBuffer<C::Affine>, plan: &MsmPlan) -> Result<Self> {
         let (n, copies) = (bases.len(), plan.copies.max(1));
         check_table(n, copies)?;
+        if copies > 1 {
+            check_precompute_curve::<C>()?;
+        }
         let span = tracing::info_span!("zkgpu.msm.precompute", curve = C::NAME, n, copies);
         let _entered = span.enter();
         let mut table = gpu.alloc_zeroed::<C::Affine>(n * copies as usize)?;
@@ -222,7 +225,6 @@ impl<C: Curve> MsmBases<C> {
             gpu.stream().memcpy_dtod(bases.raw(), &mut table.raw_range_mut(0..n)?)?;
         }
         if n > 0 && copies > 1 {
-            check_curve::<C>()?;
             let f = gpu.function(&format!("msm_{}_precompute", C::NAME))?;
             let (n32, shift) = (n as u32, plan.window_bits * plan.virtual_windows);
             let mut launch = gpu.stream().launch_builder(&f);
@@ -296,14 +298,16 @@ impl Scalars<'_> {
     }
 }
 
-/// Why G2 MSMs are refused for now (kernels/NOTES.md, "MSM"): `msm_g2_fixup` faults with an illegal address
-/// on the H200 for inputs its CPU replay and its G1 twin handle, which would poison the caller's CUDA context.
-/// A typed error is better than that until the fault is understood.
-const G2_DISABLED: &str = "G2 MSM is disabled: msm_g2_fixup faults on the GPU (open bug, see kernels/NOTES.md, MSM)";
+/// Why G2 precomputation is refused for now (kernels/NOTES.md, "MSM"): G2's cold MSM kernels faulted on the
+/// H200 while they called out-of-line Fq2 operations in loops; the inlined fixup/reduce/combine pass, the
+/// inlined precompute kernel has not run on a GPU yet. A typed error is better than a fault that would poison
+/// the caller's CUDA context.
+const G2_PRECOMPUTE_UNVERIFIED: &str =
+    "G2 fixed-base precomputation is not enabled yet (its kernel is unverified on a GPU, see kernels/NOTES.md, MSM)";
 
-fn check_curve<C: Curve>() -> Result<()> {
+fn check_precompute_curve<C: Curve>() -> Result<()> {
     if C::XYZZ_BYTES > size_of::<zkgpu_kernels::curve::G1Xyzz>() {
-        return Err(Error::Unsupported(G2_DISABLED));
+        return Err(Error::Unsupported(G2_PRECOMPUTE_UNVERIFIED));
     }
     Ok(())
 }
@@ -346,10 +350,8 @@ pub struct Msm<'g, C: Curve> {
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
-    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). G2 is refused for now
-    /// with [`Error::Unsupported`] (an open GPU fault, see kernels/NOTES.md).
+    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]).
     pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
-        check_curve::<C>()?;
         let name = |what: &str| format!("msm_{}_{what}", C::NAME);
         let kernels = Kernels {
             count: gpu.function("msm_count")?,

@@ -115,7 +115,8 @@ fn config(window_bits: Option<u32>, chunk: Option<usize>, precompute: u32) -> Ms
 // ---------------------------------------------------------------------------------------------------------
 // Edge cases
 
-fn edge_cases_on<T, C>(name: &str)
+/// The edge cases through every placement (`precomputed == false`), or through 4 precomputed copies.
+fn edge_cases_on<T, C>(name: &str, precomputed: bool)
 where
     T: CurveUnderTest,
     C: Curve<Affine = T::Affine, Projective = T::Projective>,
@@ -129,6 +130,11 @@ where
     for case in &cases {
         let (bases, scalars, what) = (&case.bases[..], &case.scalars[..], case.name.as_str());
         let expected = msm_cpu::<C>(bases, scalars).unwrap();
+        if precomputed {
+            // The automatic window has at least 12 windows, so 4 copies always fit.
+            check::<C>(&gpu, bases, scalars, &expected, &config(None, None, 4), (Device, Host), what);
+            continue;
+        }
         // One-shot from host memory, and one-shot from device memory.
         let got = msm::<C>(&gpu, bases, scalars).unwrap_or_else(|e| panic!("{what}: msm: {e}"));
         assert_eq!(got, expected, "{what}: msm (host bases and scalars)");
@@ -140,21 +146,32 @@ where
         for at in [(Device, Device), (Device, Host)] {
             check::<C>(&gpu, bases, scalars, &expected, &MsmConfig::default(), at, what);
         }
-        // Precomputed bases (the automatic window has at least 12 windows, so 4 copies always fit).
-        check::<C>(&gpu, bases, scalars, &expected, &config(None, None, 4), (Device, Host), what);
     }
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g1_edge_cases_host_and_device() {
-    edge_cases_on::<TestG1, G1>("g1_edge_cases_host_and_device");
+    edge_cases_on::<TestG1, G1>("g1_edge_cases_host_and_device", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_edge_cases_precomputed() {
+    edge_cases_on::<TestG1, G1>("g1_edge_cases_precomputed", true);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g2_edge_cases_host_and_device() {
-    edge_cases_on::<TestG2, G2>("g2_edge_cases_host_and_device");
+    edge_cases_on::<TestG2, G2>("g2_edge_cases_host_and_device", false);
+}
+
+/// Fails with `Error::Unsupported` until G2 precomputation is enabled (kernels/NOTES.md, "MSM").
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_edge_cases_precomputed() {
+    edge_cases_on::<TestG2, G2>("g2_edge_cases_precomputed", true);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -162,8 +179,9 @@ fn g2_edge_cases_host_and_device() {
 
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
 /// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks) and (device bases only)
-/// 2..=4 precomputed copies.
-fn random_sweep<T, C>(name: &str, draws: usize)
+/// 2..=4 precomputed copies (when `precompute`: G2 precomputation is refused for now, kernels/NOTES.md "MSM",
+/// and has its own failing test, `g2_precomputed_bases`).
+fn random_sweep<T, C>(name: &str, draws: usize, precompute: bool)
 where
     T: CurveUnderTest,
     C: Curve<Affine = T::Affine, Projective = T::Projective>,
@@ -176,7 +194,7 @@ where
         let at = PLACEMENTS[rng.next_u32() as usize % PLACEMENTS.len()];
         let window_bits = (rng.next_u32() % 3 == 0).then(|| 2 + rng.next_u32() % 15);
         let chunk = (rng.next_u32() % 3 == 0).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
-        let copies = if at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
+        let copies = if precompute && at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
         let cfg = config(window_bits, chunk, copies);
         let bases = distinct_points::<T>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
@@ -188,13 +206,13 @@ where
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g1_random_sizes_and_plans() {
-    random_sweep::<TestG1, G1>("g1_random_sizes_and_plans", 20);
+    random_sweep::<TestG1, G1>("g1_random_sizes_and_plans", 20, true);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g2_random_sizes_and_plans() {
-    random_sweep::<TestG2, G2>("g2_random_sizes_and_plans", 5);
+    random_sweep::<TestG2, G2>("g2_random_sizes_and_plans", 5, false);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -204,12 +204,12 @@ pub fn partial_slots(buckets: u32, entries: u32, seg: u32) -> u32 {
 /// One fixup thread: the sum of bucket `b`'s run partials (entries `[lo, hi)` of the window, `lo < hi`,
 /// segments of `seg` entries), `partial(slot)` reading slot `b + t`.
 #[inline(always)]
-pub fn bucket_runs_sum<F: Field>(b: u32, (lo, hi): (u32, u32), seg: u32, partial: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
+pub fn bucket_runs_sum<const OUT: bool, F: Field>(b: u32, (lo, hi): (u32, u32), seg: u32, partial: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
     let (t0, t1) = (lo / seg, (hi - 1) / seg);
     let mut acc = partial(b + t0);
     let mut t = t0 + 1;
     while t <= t1 {
-        acc = outlined::add(&acc, &partial(b + t));
+        acc = outlined::add_if::<OUT, _>(&acc, &partial(b + t));
         t += 1;
     }
     acc
@@ -217,7 +217,7 @@ pub fn bucket_runs_sum<F: Field>(b: u32, (lo, hi): (u32, u32), seg: u32, partial
 
 /// `k·p` for a small `k` (double-and-add from the top bit).
 #[inline(always)]
-pub fn mul_small<F: Field>(p: &Xyzz<F>, k: u32) -> Xyzz<F> {
+pub fn mul_small<const OUT: bool, F: Field>(p: &Xyzz<F>, k: u32) -> Xyzz<F> {
     let mut acc = Xyzz::<F>::IDENTITY;
     if k == 0 {
         return acc;
@@ -226,9 +226,9 @@ pub fn mul_small<F: Field>(p: &Xyzz<F>, k: u32) -> Xyzz<F> {
     acc = *p;
     while bit > 0 {
         bit -= 1;
-        acc = outlined::double(&acc);
+        acc = outlined::double_if::<OUT, _>(&acc);
         if (k >> bit) & 1 == 1 {
-            acc = outlined::add(&acc, p);
+            acc = outlined::add_if::<OUT, _>(&acc, p);
         }
     }
     acc
@@ -236,32 +236,32 @@ pub fn mul_small<F: Field>(p: &Xyzz<F>, k: u32) -> Xyzz<F> {
 
 /// One reduce thread: `Σ_{b ∈ [lo, hi)} (b + 1)·bucket(b)`.
 #[inline(always)]
-pub fn weighted_bucket_sum<F: Field>((lo, hi): (u32, u32), bucket: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
+pub fn weighted_bucket_sum<const OUT: bool, F: Field>((lo, hi): (u32, u32), bucket: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
     let mut running = Xyzz::<F>::IDENTITY;
     let mut acc = Xyzz::<F>::IDENTITY;
     let mut b = hi;
     while b > lo {
         b -= 1;
-        running = outlined::add(&running, &bucket(b));
-        acc = outlined::add(&acc, &running);
+        running = outlined::add_if::<OUT, _>(&running, &bucket(b));
+        acc = outlined::add_if::<OUT, _>(&acc, &running);
     }
     // acc = Σ (b − lo + 1)·bucket_b; the missing lo·Σ bucket_b:
-    outlined::add(&acc, &mul_small(&running, lo))
+    outlined::add_if::<OUT, _>(&acc, &mul_small::<OUT, F>(&running, lo))
 }
 
 /// The combine thread: `Σ_v 2^(c·v)·sums[v]` by Horner from the top window (`windows >= 1`).
 #[inline(always)]
-pub fn combine_windows<F: Field>(windows: u32, c: u32, sum: impl Fn(u32) -> Jacobian<F>) -> Jacobian<F> {
+pub fn combine_windows<const OUT: bool, F: Field>(windows: u32, c: u32, sum: impl Fn(u32) -> Jacobian<F>) -> Jacobian<F> {
     let mut v = windows - 1;
     let mut acc = sum(v);
     while v > 0 {
         v -= 1;
         let mut k = 0;
         while k < c {
-            acc = outlined::double(&acc);
+            acc = outlined::double_if::<OUT, _>(&acc);
             k += 1;
         }
-        acc = outlined::add(&acc, &sum(v));
+        acc = outlined::add_if::<OUT, _>(&acc, &sum(v));
     }
     acc
 }
@@ -358,7 +358,7 @@ pub mod model {
                 for b in 0..buckets_per {
                     let (lo, hi) = (offsets[b as usize], offsets[b as usize + 1]);
                     if lo < hi {
-                        let sum = bucket_runs_sum(b, (lo, hi), plan.seg, |s| partials[s as usize]);
+                        let sum = bucket_runs_sum::<true, F>(b, (lo, hi), plan.seg, |s| partials[s as usize]);
                         let slot = &mut buckets[(v as u32 * buckets_per + b) as usize];
                         *slot = outlined::add(slot, &sum);
                     }
@@ -373,12 +373,12 @@ pub mod model {
                 let mut lo = 0;
                 while lo < buckets_per {
                     let hi = (lo + plan.reduce_run).min(buckets_per);
-                    total = outlined::add(&total, &weighted_bucket_sum((lo, hi), |b| window[b as usize]));
+                    total = outlined::add(&total, &weighted_bucket_sum::<true, F>((lo, hi), |b| window[b as usize]));
                     lo = hi;
                 }
                 total.to_jacobian()
             })
             .collect();
-        combine_windows(q, plan.c, |v| sums[v as usize])
+        combine_windows::<true, F>(q, plan.c, |v| sums[v as usize])
     }
 }

@@ -40,7 +40,13 @@ pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[
         1024,
         "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, batch addition)",
     ),
-    ("msm_g2_", 512, 512, "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, MSM)"),
+    (
+        "msm_g2_",
+        6144,
+        5120,
+        "G2 point addition over Fq2 needs more than 255 registers per thread; the cold G2 kernels are inlined, \
+         the reduce (three additions and a doubling per step) spills most (see kernels/NOTES.md, MSM)",
+    ),
 ];
 
 /// PTX freshly built from the sources, per arch: the production module (`files`, committed) and the test

@@ -51,3 +51,15 @@ pub fn double<P: Outlined>(p: &P) -> P {
 pub fn add<P: Outlined>(p: &P, q: &P) -> P {
     p.add_impl(q)
 }
+
+/// `P + Q`: out of line when `OUT`, inlined otherwise (for call sites that choose per curve).
+#[inline(always)]
+pub fn add_if<const OUT: bool, P: Outlined>(p: &P, q: &P) -> P {
+    if OUT { add(p, q) } else { p.add_impl(q) }
+}
+
+/// `2P`: out of line when `OUT`, inlined otherwise.
+#[inline(always)]
+pub fn double_if<const OUT: bool, P: Outlined>(p: &P) -> P {
+    if OUT { double(p) } else { p.double_impl() }
+}

@@ -16,6 +16,9 @@
 //! - `msm_{C}_combine(window_sums, q, c, out)`: one thread;
 //! - `msm_{C}_precompute(table, n, shift, copies)`: grid ⌈n / block⌉; shifted copies of the bases.
 //!
+//! `OUT` (a const parameter of the bodies) picks out-of-line point operations for the cold kernels (G1) or
+//! inlined ones (G2).
+//!
 //! The per-window sums of the reduce shares are made by `batch_add_{C}_reduce` / `_finish`.
 use crate::curve::{Affine, Jacobian, Xyzz, outlined};
 use crate::device::{block_dim_x, block_idx, global_thread_index, sync_threads, thread_idx_x};
@@ -183,7 +186,7 @@ unsafe fn accumulate<F: Field>(
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn fixup<F: Field>(
+unsafe fn fixup<const OUT: bool, F: Field>(
     offsets: *const u32,
     buckets: u32,
     seg: u32,
@@ -205,11 +208,11 @@ unsafe fn fixup<F: Field>(
     }
     let partials = partials.wrapping_add(v * slots as usize);
     // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate launch (crate::msm).
-    let sum = bucket_runs_sum(b, (lo, hi), seg, |s| unsafe { *partials.add(s as usize) });
+    let sum = bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { *partials.add(s as usize) });
     // SAFETY: bucket b of window v belongs to this thread alone.
     unsafe {
         let slot = bucket_sums.add(v * buckets as usize + b as usize);
-        slot.write(outlined::add(&*slot, &sum));
+        slot.write(outlined::add_if::<OUT, _>(&*slot, &sum));
     }
 }
 
@@ -218,7 +221,7 @@ unsafe fn fixup<F: Field>(
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn reduce<F: Field>(bucket_sums: *const Xyzz<F>, buckets: u32, run: u32, shares: *mut Xyzz<F>) {
+unsafe fn reduce<const OUT: bool, F: Field>(bucket_sums: *const Xyzz<F>, buckets: u32, run: u32, shares: *mut Xyzz<F>) {
     let (k, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
     let per_window = buckets.div_ceil(run);
     if k >= per_window {
@@ -228,7 +231,7 @@ unsafe fn reduce<F: Field>(bucket_sums: *const Xyzz<F>, buckets: u32, run: u32, 
     let hi = (lo + run).min(buckets);
     let window = bucket_sums.wrapping_add(v * buckets as usize);
     // SAFETY: b < hi <= buckets.
-    let share = weighted_bucket_sum((lo, hi), |b| unsafe { *window.add(b as usize) });
+    let share = weighted_bucket_sum::<OUT, F>((lo, hi), |b| unsafe { *window.add(b as usize) });
     // SAFETY: share k of window v belongs to this thread.
     unsafe { shares.add(v * per_window as usize + k as usize).write(share) };
 }
@@ -238,12 +241,12 @@ unsafe fn reduce<F: Field>(bucket_sums: *const Xyzz<F>, buckets: u32, run: u32, 
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn combine<F: Field>(window_sums: *const Jacobian<F>, q: u32, c: u32, out: *mut Jacobian<F>) {
+unsafe fn combine<const OUT: bool, F: Field>(window_sums: *const Jacobian<F>, q: u32, c: u32, out: *mut Jacobian<F>) {
     if block_idx().x != 0 || thread_idx_x() != 0 || q == 0 {
         return;
     }
     // SAFETY: v < q.
-    let sum = combine_windows(q, c, |v| unsafe { *window_sums.add(v as usize) });
+    let sum = combine_windows::<OUT, F>(q, c, |v| unsafe { *window_sums.add(v as usize) });
     // SAFETY: out holds one point.
     unsafe { out.write(sum) };
 }
@@ -253,7 +256,7 @@ unsafe fn combine<F: Field>(window_sums: *const Jacobian<F>, q: u32, c: u32, out
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn precompute<F: Field>(table: *mut Affine<F>, n: u32, shift: u32, copies: u32) {
+unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, shift: u32, copies: u32) {
     let i = global_thread_index();
     if i >= n as usize {
         return;
@@ -265,7 +268,7 @@ unsafe fn precompute<F: Field>(table: *mut Affine<F>, n: u32, shift: u32, copies
             let mut x = Xyzz::from_affine(&*table.add((k - 1) as usize * n as usize + i));
             let mut d = 0;
             while d < shift {
-                x = outlined::double(&x);
+                x = outlined::double_if::<OUT, _>(&x);
                 d += 1;
             }
             table.add(k as usize * n as usize + i).write(x.to_affine());
@@ -275,7 +278,7 @@ unsafe fn precompute<F: Field>(table: *mut Affine<F>, n: u32, shift: u32, copies
 }
 
 macro_rules! msm_curve_kernels {
-    ($field:ty, $accumulate:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+    ($field:ty, $out:literal, $accumulate:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
         /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
         /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
         /// `partials[v · slots + b + t]`.
@@ -317,7 +320,7 @@ macro_rules! msm_curve_kernels {
             bucket_sums: *mut Xyzz<$field>,
         ) {
             // SAFETY: forwarded.
-            unsafe { fixup(offsets, buckets, seg, partials, slots, bucket_sums) }
+            unsafe { fixup::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums) }
         }
 
         /// One thread per share `k < ⌈buckets / run⌉` of virtual window `blockIdx.y`: writes
@@ -334,7 +337,7 @@ macro_rules! msm_curve_kernels {
             shares: *mut Xyzz<$field>,
         ) {
             // SAFETY: forwarded.
-            unsafe { reduce(bucket_sums, buckets, run, shares) }
+            unsafe { reduce::<$out, _>(bucket_sums, buckets, run, shares) }
         }
 
         /// Thread 0 of block 0 writes `Σ_v 2^(c·v)·window_sums[v]` (`v < q`) to `out[0]`; other threads return.
@@ -349,7 +352,7 @@ macro_rules! msm_curve_kernels {
             out: *mut Jacobian<$field>,
         ) {
             // SAFETY: forwarded.
-            unsafe { combine(window_sums, q, c, out) }
+            unsafe { combine::<$out, _>(window_sums, q, c, out) }
         }
 
         /// Thread `i < n` fills column `i` of the table: `table[k·n + i] = 2^shift · table[(k−1)·n + i]` for
@@ -360,10 +363,12 @@ macro_rules! msm_curve_kernels {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $precompute(table: *mut Affine<$field>, n: u32, shift: u32, copies: u32) {
             // SAFETY: forwarded.
-            unsafe { precompute(table, n, shift, copies) }
+            unsafe { precompute::<$out, _>(table, n, shift, copies) }
         }
     };
 }
 
-msm_curve_kernels!(Fq, msm_g1_accumulate, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
-msm_curve_kernels!(Fq2, msm_g2_accumulate, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);
+msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+// G1's cold kernels call the out-of-line point operations (a small module); G2's inline them: with out-of-line
+// Fq2 calls inside their loops `msm_g2_fixup` faulted on the H200 (kernels/NOTES.md, "MSM"), inlined they pass.
+msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

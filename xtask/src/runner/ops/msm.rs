@@ -97,8 +97,8 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     fn about(&self) -> &'static str {
         "MSM (zkgpu::msm::Msm), 255-bit random scalars, distinct bases; -pinned/-pageable: host inputs"
     }
-    /// G2 is left out of the default sweep while `zkgpu::msm` refuses G2 (an open GPU fault, kernels/NOTES.md);
-    /// `msm_g2` still runs when named (the CPU variant works).
+    /// G2 is left out of the default sweep while `zkgpu::msm` refuses G2 precomputation (kernels/NOTES.md, MSM):
+    /// the default variants include `precompute4`. Run it with `msm_g2 --variants auto,auto-pinned,auto-pageable`.
     fn in_default_sweep(&self) -> bool {
         C::STEM == "g1"
     }
