@@ -56,9 +56,9 @@ const MAX_TABLE_POINTS: usize = 1 << 31;
 const DEVICE_CHUNK: usize = 1 << 24;
 /// Chunks with host inputs: about this many, so the first chunk's upload (not overlapped) is a quarter of it.
 const HOST_CHUNKS: usize = 4;
-/// Smallest and largest chunk with host inputs.
+/// Smallest chunk with host inputs (the largest is `DEVICE_CHUNK`).
 const HOST_CHUNK_MIN: usize = 1 << 20;
-/// Threads the accumulate stage aims for (several waves of ~50 resident threads per SM·warp slot).
+/// Threads the accumulate stage aims for (a few waves of the ~400 resident G1 threads per SM on 132 SMs).
 const ACCUMULATE_THREADS: usize = 1 << 17;
 /// Threads the reduce stage aims for.
 const REDUCE_THREADS: usize = 1 << 16;
