@@ -200,12 +200,6 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         // (checked) or is null; lane_sums holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
         unsafe { launch.launch(cfg) }?;
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
-        self.reduce_and_finish(per_set, sets)
-    }
-
-    /// Reduce levels until few partials remain per set, then the finish kernel writes `out`.
-    fn reduce_and_finish(&mut self, per_set: u32, sets: u32) -> Result<()> {
-        debug_assert_eq!(sets as usize, self.out.len());
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
     }
 
@@ -254,7 +248,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         unsafe { launch.launch(cfg) }?;
         drop(launch);
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
-        self.reduce_and_finish(per_set, 1)
+        self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
     }
 
     /// Waits for the queued sums and returns them, one per set.

@@ -35,8 +35,6 @@
 //! # Ok(())
 //! # }
 //! ```
-use std::marker::PhantomData;
-
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use zkgpu_kernels::msm::{MAX_WINDOW_BITS, SCAN_BLOCK, window_count};
@@ -346,7 +344,6 @@ pub struct Msm<'g, C: Curve> {
     /// Double-buffered chunk staging for host inputs, allocated on first use.
     staged_bases: Vec<DeviceBuffer<C::Affine>>,
     staged_scalars: Vec<DeviceBuffer<Scalar>>,
-    _curve: PhantomData<C>,
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
@@ -381,7 +378,6 @@ impl<'g, C: Curve> Msm<'g, C> {
             staged_bases: Vec::new(),
             staged_scalars: Vec::new(),
             plan,
-            _curve: PhantomData,
         })
     }
 

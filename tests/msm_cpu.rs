@@ -111,7 +111,7 @@ fn signed_digits_recompose_the_scalar() {
         scalars.extend([Scalar::ZERO, Scalar::ONE, -Scalar::ONE, window_pattern(c, 1 << (c - 1))]);
         scalars.extend([window_pattern(c, (1 << c) - 1), window_pattern(c, (1 << (c - 1)) + 1)]);
         for s in scalars {
-            let limbs: [u32; 8] = bytemuck_limbs(&s);
+            let limbs: [u32; 8] = canonical_limbs(&s);
             let mut sum = Scalar::ZERO;
             let two_c = Scalar::from(2u64).pow_vartime([c as u64]);
             let mut weight = Scalar::ONE;
@@ -132,7 +132,7 @@ fn signed_digits_recompose_the_scalar() {
 }
 
 /// Canonical little-endian u32 limbs of a scalar.
-fn bytemuck_limbs(s: &Scalar) -> [u32; 8] {
+fn canonical_limbs(s: &Scalar) -> [u32; 8] {
     let bytes = s.to_repr();
     let mut limbs = [0u32; 8];
     for (i, l) in limbs.iter_mut().enumerate() {
@@ -148,7 +148,7 @@ fn canonical_limbs_match_blstrs() {
     for s in random_scalars(&mut rng, 50).into_iter().chain([Scalar::ZERO, Scalar::ONE, -Scalar::ONE]) {
         // SAFETY (layout): Scalar and Fr are the same 32 bytes (tests/layout.rs).
         let fr: Fr = unsafe { std::mem::transmute_copy(&s) };
-        assert_eq!(zkgpu_kernels::msm::canonical(&fr), bytemuck_limbs(&s));
+        assert_eq!(zkgpu_kernels::msm::canonical(&fr), canonical_limbs(&s));
     }
 }
 

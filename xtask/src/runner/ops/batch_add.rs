@@ -20,7 +20,7 @@ use zkgpu::batch_add_cpu::batch_add_cpu;
 use zkgpu::{DeviceBuffer, Gpu};
 
 /// Points per generator thread.
-const RUN: usize = 1024;
+pub(super) const RUN: usize = 1024;
 
 /// What differs between G1 and G2 here.
 pub trait BenchCurve: Curve + Send + Sync {
@@ -78,14 +78,14 @@ fn random_point<C: BenchCurve>(rng: &mut ChaCha8Rng) -> C::Projective {
 }
 
 /// The generator's parameters `A, B, Q` and the seeds `A + t·B`.
-struct Inputs<C: BenchCurve> {
-    a: C::Projective,
-    b: C::Projective,
-    q: C::Projective,
-    seeds: Vec<C::Projective>,
+pub(super) struct Inputs<C: BenchCurve> {
+    pub(super) a: C::Projective,
+    pub(super) b: C::Projective,
+    pub(super) q: C::Projective,
+    pub(super) seeds: Vec<C::Projective>,
 }
 
-fn inputs<C: BenchCurve>(n: usize, seed: u64) -> Inputs<C> {
+pub(super) fn inputs<C: BenchCurve>(n: usize, seed: u64) -> Inputs<C> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (a, b, q) = (random_point::<C>(&mut rng), random_point::<C>(&mut rng), random_point::<C>(&mut rng));
     let mut seeds = Vec::with_capacity(n.div_ceil(RUN));
@@ -214,7 +214,7 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
 }
 
 /// The n input points, generated on the GPU from the seeds.
-fn generate_on_gpu<C: BenchCurve>(gpu: &Gpu, inp: &Inputs<C>, n: usize) -> Result<DeviceBuffer<C::Affine>> {
+pub(super) fn generate_on_gpu<C: BenchCurve>(gpu: &Gpu, inp: &Inputs<C>, n: usize) -> Result<DeviceBuffer<C::Affine>> {
     let seeds = gpu.upload(&inp.seeds)?;
     let step = gpu.upload(&[C::to_affine(&inp.q)])?;
     let mut points = gpu.alloc_zeroed::<C::Affine>(n)?;

@@ -27,14 +27,11 @@
 //! Extra JSON fields: `window_bits`, `chunk` (points per chunk), `copies` (precomputed copies, 1 = none),
 //! `peak_bytes` (device memory held during a run: device inputs including the precomputed table, plus
 //! `Msm::device_bytes`, i.e. scratch and host-input staging) and, for `precompute4`, `precompute_ms`.
-use super::batch_add::BenchCurve;
+use super::batch_add::{BenchCurve, Inputs, RUN, generate_on_gpu, inputs};
 use super::ntt::random_scalars;
 use super::{BenchOp, Case, CaseOptions, Target};
 use crate::Result;
 use blstrs::Scalar;
-use cudarc::driver::PushKernelArg;
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
@@ -42,8 +39,6 @@ use zkgpu::msm::{Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
-/// Points per generator thread (`j < RUN`).
-const RUN: usize = 1024;
 
 const GPU_VARIANTS: &[&str] = &[
     "auto",
@@ -182,53 +177,27 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
 }
 
 /// The bases' parameters `A, B, Q` and the run seeds `A + t·B`.
+/// The bench inputs `Pᵢ = A + t·B + j·Q` (batch addition's generator, `super::batch_add::inputs`).
 struct Generator<C: BenchCurve> {
-    a: C::Projective,
-    b: C::Projective,
-    q: C::Projective,
-    seeds: Vec<C::Projective>,
+    inputs: Inputs<C>,
     n: usize,
-}
-
-/// A random multiple of the group's fixed point (two 64-bit factors: random enough for distinct inputs).
-fn random_point<C: BenchCurve>(rng: &mut ChaCha8Rng) -> C::Projective {
-    let g = C::mul(&C::generator(), rng.next_u64() | 1);
-    C::mul(&g, rng.next_u64() | 1)
 }
 
 impl<C: BenchCurve> Generator<C> {
     fn new(n: usize, seed: u64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let (a, b, q) = (random_point::<C>(&mut rng), random_point::<C>(&mut rng), random_point::<C>(&mut rng));
-        let mut seeds = Vec::with_capacity(n.div_ceil(RUN));
-        let mut acc = a;
-        for _ in 0..n.div_ceil(RUN) {
-            seeds.push(acc);
-            acc = C::add(&acc, &b);
-        }
-        Generator { a, b, q, seeds, n }
+        Generator { inputs: inputs::<C>(n, seed), n }
     }
 
     /// The n bases on the GPU (`batch_add_{C}_expand`: one thread per run of RUN points).
     fn expand_on_gpu(&self, gpu: &Gpu) -> Result<DeviceBuffer<C::Affine>> {
-        let seeds = gpu.upload(&self.seeds)?;
-        let step = gpu.upload(&[C::to_affine(&self.q)])?;
-        let mut points = gpu.alloc_zeroed::<C::Affine>(self.n)?;
-        let function = gpu.function(&format!("batch_add_{}_expand", C::STEM))?;
-        let (run, n32) = (RUN as u32, u32::try_from(self.n)?);
-        let mut launch = gpu.stream().launch_builder(&function);
-        launch.arg(seeds.raw()).arg(step.raw()).arg(&run).arg(&n32).arg(points.raw_mut());
-        // SAFETY: batch_add_{C}_expand: ceil(n / RUN) threads, seeds holds that many Jacobian points, step one
-        // affine point, points n; distinct buffers.
-        unsafe { launch.launch(zkgpu::launch_config_1d(self.n.div_ceil(RUN), 64)) }?;
-        gpu.synchronize()?;
-        Ok(points)
+        generate_on_gpu(gpu, &self.inputs, self.n)
     }
 
     /// The same n bases on the CPU (runs in parallel, one addition and one normalization per point).
     fn expand_on_cpu(&self) -> Vec<C::Affine> {
-        let (n, q) = (self.n, self.q);
-        self.seeds
+        let (n, q) = (self.n, self.inputs.q);
+        self.inputs
+            .seeds
             .par_iter()
             .enumerate()
             .flat_map_iter(|(t, &seed)| {
@@ -245,8 +214,9 @@ impl<C: BenchCurve> Generator<C> {
     /// `Σ sᵢ·Pᵢ` from the scalar sums of [`coefficient_sums`].
     fn expected(&self, sums: &CoefficientSums) -> C::Projective {
         let mul = |p: &C::Projective, s: &Scalar| C::mul_scalar(&C::to_affine(p), s);
-        let ab = C::add(&mul(&self.a, &sums.s), &mul(&self.b, &sums.st));
-        C::normalize(&C::add(&ab, &mul(&self.q, &sums.sj)))
+        let Inputs { a, b, q, .. } = &self.inputs;
+        let ab = C::add(&mul(a, &sums.s), &mul(b, &sums.st));
+        C::normalize(&C::add(&ab, &mul(q, &sums.sj)))
     }
 }
 
