@@ -158,10 +158,6 @@ pub enum Error {
     #[error("MSM configuration: {0}")]
     MsmConfig(String),
 
-    /// An operation this build cannot run yet (the message says why).
-    #[error("not supported: {0}")]
-    Unsupported(&'static str),
-
     /// A kernel launch the driver refused, or (with `CUDA_LAUNCH_BLOCKING=1`, which makes every launch wait)
     /// a kernel that faulted. Without blocking launches a fault surfaces at the next synchronization as
     /// [`Error::Cuda`] instead.

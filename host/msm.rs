@@ -37,7 +37,7 @@
 //! ```
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::msm::{MAX_WINDOW_BITS, SCAN_BLOCK, window_count};
+use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, window_count};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::batch_add::{XyzzSetSum, reduce_scratch_len};
@@ -213,9 +213,6 @@ impl<C: Curve> MsmBases<C> {
     pub fn precompute_from_buffer(gpu: &Gpu, bases: &DeviceBuffer<C::Affine>, plan: &MsmPlan) -> Result<Self> {
         let (n, copies) = (bases.len(), plan.copies.max(1));
         check_table(n, copies)?;
-        if copies > 1 {
-            check_precompute_curve::<C>()?;
-        }
         let span = tracing::info_span!("zkgpu.msm.precompute", curve = C::NAME, n, copies);
         let _entered = span.enter();
         let mut table = gpu.alloc_zeroed::<C::Affine>(n * copies as usize)?;
@@ -296,20 +293,6 @@ impl Scalars<'_> {
     }
 }
 
-/// Why G2 precomputation is refused for now (kernels/NOTES.md, "MSM"): G2's cold MSM kernels faulted on the
-/// H200 while they called out-of-line Fq2 operations in loops; the inlined fixup/reduce/combine pass, the
-/// inlined precompute kernel has not run on a GPU yet. A typed error is better than a fault that would poison
-/// the caller's CUDA context.
-const G2_PRECOMPUTE_UNVERIFIED: &str =
-    "G2 fixed-base precomputation is not enabled yet (its kernel is unverified on a GPU, see kernels/NOTES.md, MSM)";
-
-fn check_precompute_curve<C: Curve>() -> Result<()> {
-    if C::XYZZ_BYTES > size_of::<zkgpu_kernels::curve::G1Xyzz>() {
-        return Err(Error::Unsupported(G2_PRECOMPUTE_UNVERIFIED));
-    }
-    Ok(())
-}
-
 /// Threads per block of the per-point kernels (G2's 255 registers allow fewer).
 fn point_block<C: Curve>() -> u32 {
     if C::XYZZ_BYTES > 192 { 64 } else { 128 }
@@ -321,6 +304,7 @@ struct Kernels {
     scan: CudaFunction,
     scatter: CudaFunction,
     accumulate: CudaFunction,
+    fold: CudaFunction,
     fixup: CudaFunction,
     reduce: CudaFunction,
     combine: CudaFunction,
@@ -344,6 +328,8 @@ pub struct Msm<'g, C: Curve> {
     /// Double-buffered chunk staging for host inputs, allocated on first use.
     staged_bases: Vec<DeviceBuffer<C::Affine>>,
     staged_scalars: Vec<DeviceBuffer<Scalar>>,
+    /// What [`Msm::enqueue`] queued and [`Msm::finish`] collects: `Some(true)` for an empty MSM.
+    pending: Option<bool>,
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
@@ -355,6 +341,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             scan: gpu.function("msm_scan")?,
             scatter: gpu.function("msm_scatter")?,
             accumulate: gpu.function(&name("accumulate"))?,
+            fold: gpu.function(&name("fold"))?,
             fixup: gpu.function(&name("fixup"))?,
             reduce: gpu.function(&name("reduce"))?,
             combine: gpu.function(&name("combine"))?,
@@ -377,6 +364,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             out: gpu.alloc_zeroed(1)?,
             staged_bases: Vec::new(),
             staged_scalars: Vec::new(),
+            pending: None,
             plan,
         })
     }
@@ -393,50 +381,89 @@ impl<'g, C: Curve> Msm<'g, C> {
         self.plan.scratch_bytes::<C>() + staged
     }
 
-    /// `Σ scalars[i]·bases[i]`, normalized (`Z = 1`, or the identity). Errors: more scalars than the plan's
-    /// `n` or than the bases (`LengthMismatch`; host bases must match the scalars exactly), device bases
-    /// precomputed for another plan (`MsmConfig`), device memory for the host-input staging
-    /// (`OutOfMemory`). Nothing the caller passed is modified.
+    /// `Σ scalars[i]·bases[i]`, normalized (`Z = 1`, or the identity): [`Msm::enqueue`] then
+    /// [`Msm::finish`]. Errors: more scalars than the plan's `n` or than the bases (`LengthMismatch`; host
+    /// bases must match the scalars exactly), device bases precomputed for another plan (`MsmConfig`), device
+    /// memory for the host-input staging (`OutOfMemory`). Nothing the caller passed is modified.
     pub fn run(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<C::Projective> {
-        let n = scalars.len();
-        let span = tracing::info_span!("zkgpu.msm", curve = C::NAME, n, c = self.plan.window_bits);
-        let _entered = span.enter();
-        if n > self.plan.n {
-            return Err(Error::LengthMismatch { what: "msm scalars (plan size)", expected: self.plan.n, actual: n });
-        }
-        match &bases {
-            Bases::Host(b) if b.len() != n => {
-                return Err(Error::LengthMismatch { what: "msm bases", expected: n, actual: b.len() });
-            }
-            Bases::Device(b) => {
-                if b.len() < n {
-                    return Err(Error::LengthMismatch { what: "msm device bases", expected: n, actual: b.len() });
-                }
-                if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) {
-                    return Err(Error::MsmConfig(format!(
-                        "bases precomputed with {} copies for c = {}, plan has {} copies and c = {}",
-                        b.copies, b.window_bits, self.plan.copies, self.plan.window_bits
-                    )));
-                }
-            }
-            Bases::Host(_) => {
-                if self.plan.copies > 1 {
-                    return Err(Error::MsmConfig("precomputed plans need device bases (MsmBases::precompute)".into()));
-                }
-            }
-        }
-        if n == 0 {
-            return Ok(C::identity());
-        }
-        let result = self.enqueue_all(&bases, &scalars);
-        if result.is_err() {
+        let host_inputs = matches!(bases, Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        let queued = self.enqueue(bases, scalars);
+        if queued.is_err() && host_inputs {
             // Copies from the caller's host memory may be queued: they must not outlive this call.
             let _ = self.gpu.synchronize();
         }
-        result?;
-        let out = self.gpu.download(&self.out)?;
-        let sum = out.first().ok_or_else(|| Error::MsmConfig("no result".into()))?;
-        Ok(C::normalize(sum))
+        queued?;
+        self.finish()
+    }
+
+    /// Queues the whole MSM on the GPU's streams and returns without waiting; [`Msm::finish`] waits and
+    /// returns the result. Lets a pipeline queue more work behind the MSM (the next job's uploads, an NTT)
+    /// before it blocks. Same checks and errors as [`Msm::run`]; on an error nothing is left queued that reads
+    /// the caller's memory after the call (the GPU is synchronized).
+    ///
+    /// Host inputs are copied asynchronously on the copy stream: a caller that passes [`Bases::Host`] or
+    /// [`Scalars::Host`] must keep that memory unchanged until `finish` returns (which [`Msm::run`] does by
+    /// construction). Device inputs are ordered by the streams and need nothing.
+    pub fn enqueue(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<()> {
+        let n = scalars.len();
+        let span = tracing::info_span!("zkgpu.msm.enqueue", curve = C::NAME, n, c = self.plan.window_bits);
+        let _entered = span.enter();
+        if self.pending.is_some() {
+            return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
+        }
+        self.check_inputs(&bases, &scalars)?;
+        self.pending = Some(n == 0);
+        if n == 0 {
+            return Ok(());
+        }
+        let queued = self.enqueue_all(&bases, &scalars);
+        if queued.is_err() {
+            self.pending = None;
+            let _ = self.gpu.synchronize();
+        }
+        queued
+    }
+
+    /// Waits for the MSM queued by [`Msm::enqueue`] and returns it normalized (`Z = 1`, or the identity).
+    /// `Err(MsmConfig)` when nothing is queued.
+    pub fn finish(&mut self) -> Result<C::Projective> {
+        let span = tracing::info_span!("zkgpu.msm.finish", curve = C::NAME);
+        let _entered = span.enter();
+        match self.pending.take() {
+            None => Err(Error::MsmConfig("Msm::finish without a queued MSM (call enqueue first)".into())),
+            Some(true) => Ok(C::identity()),
+            Some(false) => {
+                let out = self.gpu.download(&self.out)?;
+                let sum = out.first().ok_or_else(|| Error::MsmConfig("no result".into()))?;
+                Ok(C::normalize(sum))
+            }
+        }
+    }
+
+    /// The checks [`Msm::enqueue`] makes before queueing anything.
+    fn check_inputs(&self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+        let n = scalars.len();
+        if n > self.plan.n {
+            return Err(Error::LengthMismatch { what: "msm scalars (plan size)", expected: self.plan.n, actual: n });
+        }
+        match bases {
+            Bases::Host(b) if b.len() != n => {
+                Err(Error::LengthMismatch { what: "msm bases", expected: n, actual: b.len() })
+            }
+            Bases::Device(b) if b.len() < n => {
+                Err(Error::LengthMismatch { what: "msm device bases", expected: n, actual: b.len() })
+            }
+            Bases::Device(b) if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) => {
+                Err(Error::MsmConfig(format!(
+                    "bases precomputed with {} copies for c = {}, plan has {} copies and c = {}",
+                    b.copies, b.window_bits, self.plan.copies, self.plan.window_bits
+                )))
+            }
+            Bases::Host(_) if self.plan.copies > 1 => {
+                Err(Error::MsmConfig("precomputed plans need device bases (MsmBases::precompute)".into()))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Queues every chunk and the final stages (inputs checked by [`Msm::run`]).
@@ -549,6 +576,22 @@ impl<'g, C: Curve> Msm<'g, C> {
         // sorted come from this chunk's scan and scatter; every entry names a point of the base view (see the
         // scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
         launched("msm_accumulate", unsafe { launch.launch(cfg) })?;
+        drop(launch);
+
+        // Buckets spanning more than FOLD_RUNS segments get their runs summed in groups first.
+        let groups = segs.div_ceil(FOLD_RUNS as usize);
+        if groups > 1 {
+            let cfg = LaunchConfig {
+                grid_dim: (groups.div_ceil(block as usize) as u32, q, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut launch = stream.launch_builder(&self.kernels.fold);
+            launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw_mut()).arg(&slots);
+            // SAFETY: msm_{C}_fold: after this chunk's accumulate, same offsets, seg and slots; the grid covers
+            // every group of FOLD_RUNS segments of each virtual window; groups own disjoint slots.
+            launched("msm_fold", unsafe { launch.launch(cfg) })?;
+        }
 
         let cfg = LaunchConfig {
             grid_dim: ((buckets as usize).div_ceil(block as usize) as u32, q, 1),

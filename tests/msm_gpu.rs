@@ -167,7 +167,6 @@ fn g2_edge_cases_host_and_device() {
     edge_cases_on::<TestG2, G2>("g2_edge_cases_host_and_device", false);
 }
 
-/// Fails with `Error::Unsupported` until G2 precomputation is enabled (kernels/NOTES.md, "MSM").
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g2_edge_cases_precomputed() {
@@ -643,4 +642,51 @@ fn g1_typed_errors_leave_inputs_untouched() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_typed_errors_leave_inputs_untouched() {
     typed_errors_on::<TestG2, G2>("g2_typed_errors_leave_inputs_untouched");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Split enqueue / finish
+
+/// `enqueue` + `finish` equal `run`; two engines queued before either finishes (work of both in the stream
+/// at once) give their own results; `finish` with nothing queued and a second `enqueue` before `finish` are
+/// typed errors that leave the queued MSM intact; an empty MSM queues nothing and finishes as the identity.
+fn split_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+    let (s1, s2) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n));
+    let (e1, e2) = (msm_cpu::<C>(&bases, &s1).unwrap(), msm_cpu::<C>(&bases, &s2).unwrap());
+    let d1 = gpu.upload(&s1).unwrap();
+    let plan = MsmPlan::new(n, &MsmConfig::default(), false).unwrap();
+    let (mut a, mut b) = (Msm::<C>::new(&gpu, plan).unwrap(), Msm::<C>::new(&gpu, plan).unwrap());
+
+    assert!(matches!(a.finish(), Err(Error::MsmConfig(_))), "finish with nothing queued");
+    a.enqueue(Bases::Device(&table), Scalars::Device(&d1)).unwrap();
+    let again = a.enqueue(Bases::Device(&table), Scalars::Host(&s2));
+    assert!(matches!(again, Err(Error::MsmConfig(_))), "second enqueue before finish: {again:?}");
+    b.enqueue(Bases::Host(&bases), Scalars::Host(&s2)).unwrap();
+    assert_eq!(b.finish().unwrap(), e2, "engine b (host inputs)");
+    assert_eq!(a.finish().unwrap(), e1, "engine a (queued first, finished last)");
+    assert_eq!(a.run(Bases::Device(&table), Scalars::Host(&s2)).unwrap(), e2, "run after the split");
+    a.enqueue(Bases::Device(&table), Scalars::Host(&s1[..0])).unwrap();
+    assert_eq!(a.finish().unwrap(), C::identity(), "empty MSM");
+    assert!(matches!(a.finish(), Err(Error::MsmConfig(_))), "finish twice");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_enqueue_then_finish() {
+    split_on::<TestG1, G1>("g1_enqueue_then_finish", 3000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_enqueue_then_finish() {
+    split_on::<TestG2, G2>("g2_enqueue_then_finish", 1000);
 }

@@ -30,14 +30,17 @@
 //!    segment's end, stores the accumulator as the partial of run `(bucket b, segment t)` at slot `b + t`.
 //!    Along the sorted order either `b` or `t` grows at each new run, so `b + t` is unique: `B + ⌈len / T⌉`
 //!    slots per window suffice, and the runs of one bucket are consecutive slots.
-//! 5. **fixup**: one thread per bucket adds its runs' partials (slots `b + t₀ ..= b + t₁`, `t₀`/`t₁` the
-//!    segments of its first/last entry) into the persistent bucket. Only this stage touches buckets, so no
-//!    two threads ever write one point.
-//! 6. **reduce** (after the last chunk): `Σ_b (b + 1)·bucket_b` per window. Thread `k` takes buckets
+//! 5. **fold**: a bucket with many runs (a big bucket spans many segments) would make its fixup thread a
+//!    long serial chain; one thread per group of [`FOLD_RUNS`] segments first sums such a bucket's runs in
+//!    its group into the group's first slot.
+//! 6. **fixup**: one thread per bucket adds its runs' partials (slots `b + t₀ ..= b + t₁`, `t₀`/`t₁` the
+//!    segments of its first/last entry; folded groups count once) into the persistent bucket. Only this
+//!    stage touches buckets, so no two threads ever write one point.
+//! 7. **reduce** (after the last chunk): `Σ_b (b + 1)·bucket_b` per window. Thread `k` takes buckets
 //!    `[lo, hi)` and runs the usual sums from the top (`R += bucket_b; A += R`), which gives
 //!    `A = Σ (b − lo + 1)·bucket_b`; adding `lo·R` (double-and-add, `lo < 2^(c−1)`) makes its share exact.
 //!    The shares are summed per window by the batch-addition reduce/finish kernels.
-//! 7. **combine**: one thread, Horner over the windows: `acc ← 2^c·acc + S_v` (Jacobian doublings, 2M + 5S).
+//! 8. **combine**: one thread, Horner over the windows: `acc ← 2^c·acc + S_v` (Jacobian doublings, 2M + 5S).
 //!
 //! # Determinism
 //! The scatter's atomics order the entries inside a bucket differently from run to run, so the XYZZ
@@ -201,8 +204,47 @@ pub fn partial_slots(buckets: u32, entries: u32, seg: u32) -> u32 {
     buckets + entries.div_ceil(seg)
 }
 
+/// Runs per fold group (see [`fold_group`]): a bucket's fixup thread adds at most `FOLD_RUNS − 1` single runs
+/// plus one folded group per `FOLD_RUNS` segments, so a bucket holding most of a window's entries (the top
+/// window of 255-bit scalars has only a few buckets; equal scalars make one) is summed by many threads.
+pub const FOLD_RUNS: u32 = 32;
+
+/// One fold thread, group `g >= 1` of a window with `total` sorted entries: the segment `t = g·FOLD_RUNS`
+/// starts inside bucket `b`; if `b` began in an earlier segment, its runs in segments `t .. t + FOLD_RUNS`
+/// (slots `b + t ..`) are summed, and `Some((b + t, sum))` says where the sum goes (the group's first slot).
+/// `None` when the segment is past the entries or starts a bucket (that bucket's fixup begins there).
+#[inline(always)]
+pub fn fold_group<const OUT: bool, F: Field>(
+    g: u32,
+    total: u32,
+    buckets: u32,
+    seg: u32,
+    offset: impl Fn(u32) -> u32,
+    partial: impl Fn(u32) -> Xyzz<F>,
+) -> Option<(u32, Xyzz<F>)> {
+    let t = g * FOLD_RUNS;
+    let pos = t.checked_mul(seg)?;
+    if g == 0 || pos >= total {
+        return None;
+    }
+    let b = bucket_of(pos, buckets, &offset);
+    let (lo, hi) = (offset(b), offset(b + 1));
+    if lo / seg == t {
+        return None;
+    }
+    let last = ((hi - 1) / seg).min(t + FOLD_RUNS - 1);
+    let mut acc = partial(b + t);
+    let mut u = t + 1;
+    while u <= last {
+        acc = outlined::add_if::<OUT, _>(&acc, &partial(b + u));
+        u += 1;
+    }
+    Some((b + t, acc))
+}
+
 /// One fixup thread: the sum of bucket `b`'s run partials (entries `[lo, hi)` of the window, `lo < hi`,
-/// segments of `seg` entries), `partial(slot)` reading slot `b + t`.
+/// segments of `seg` entries), `partial(slot)` reading slot `b + t`, after the fold: a slot at a segment
+/// `t > t₀` that is a multiple of [`FOLD_RUNS`] holds the sum of the group `t .. t + FOLD_RUNS`.
 #[inline(always)]
 pub fn bucket_runs_sum<const OUT: bool, F: Field>(b: u32, (lo, hi): (u32, u32), seg: u32, partial: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
     let (t0, t1) = (lo / seg, (hi - 1) / seg);
@@ -210,7 +252,7 @@ pub fn bucket_runs_sum<const OUT: bool, F: Field>(b: u32, (lo, hi): (u32, u32), 
     let mut t = t0 + 1;
     while t <= t1 {
         acc = outlined::add_if::<OUT, _>(&acc, &partial(b + t));
-        t += 1;
+        t += if t % FOLD_RUNS == 0 { FOLD_RUNS } else { 1 };
     }
     acc
 }
@@ -354,7 +396,15 @@ pub mod model {
                         |slot, sum| partials.borrow_mut()[slot as usize] = sum,
                     );
                 }
-                let partials = partials.into_inner();
+                let mut partials = partials.into_inner();
+                for g in 1..total.div_ceil(plan.seg).div_ceil(FOLD_RUNS) {
+                    let folded = fold_group::<true, F>(g, total, buckets_per, plan.seg, |b| offsets[b as usize], |s| {
+                        partials[s as usize]
+                    });
+                    if let Some((slot, sum)) = folded {
+                        partials[slot as usize] = sum;
+                    }
+                }
                 for b in 0..buckets_per {
                     let (lo, hi) = (offsets[b as usize], offsets[b as usize + 1]);
                     if lo < hi {

@@ -11,6 +11,7 @@
 //! result Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
 //! - `msm_{C}_accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials)`: grid
 //!   `(⌈⌈per_window / seg⌉ / block⌉, q)`; one segment of sorted entries per thread;
+//! - `msm_{C}_fold(offsets, buckets, seg, partials, slots)`: grid `(⌈⌈segments / FOLD_RUNS⌉ / block⌉, q)`;
 //! - `msm_{C}_fixup(offsets, buckets, seg, partials, slots, bucket_sums)`: grid `(⌈buckets / block⌉, q)`;
 //! - `msm_{C}_reduce(bucket_sums, buckets, run, shares)`: grid `(⌈⌈buckets / run⌉ / block⌉, q)`;
 //! - `msm_{C}_combine(window_sums, q, c, out)`: one thread;
@@ -25,7 +26,7 @@ use crate::device::{block_dim_x, block_idx, global_thread_index, sync_threads, t
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    DigitLayout, SCAN_BLOCK, accumulate_segment, bucket_runs_sum, combine_windows, weighted_bucket_sum,
+    DigitLayout, SCAN_BLOCK, accumulate_segment, bucket_runs_sum, combine_windows, fold_group, weighted_bucket_sum,
 };
 
 use super::shared_or_trap;
@@ -181,6 +182,25 @@ unsafe fn accumulate<F: Field>(
     );
 }
 
+/// Body of `msm_{C}_fold`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn fold<const OUT: bool, F: Field>(offsets: *const u32, buckets: u32, seg: u32, partials: *mut Xyzz<F>, slots: u32) {
+    let (g, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
+    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
+    let partials = partials.wrapping_add(v * slots as usize);
+    // SAFETY (all closures): fold_group asks for offsets b + 1 <= buckets and for the slots of one bucket's
+    // runs in this thread's group, written by the accumulate launch; no other fold thread reads or writes them.
+    let offset = |b: u32| unsafe { *offsets.add(b as usize) };
+    let total = offset(buckets);
+    if let Some((slot, sum)) = fold_group::<OUT, F>(g, total, buckets, seg, offset, |s| unsafe { *partials.add(s as usize) }) {
+        // SAFETY: as above; slot < slots.
+        unsafe { partials.add(slot as usize).write(sum) };
+    }
+}
+
 /// Body of `msm_{C}_fixup`.
 ///
 /// # Safety
@@ -278,7 +298,7 @@ unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, s
 }
 
 macro_rules! msm_curve_kernels {
-    ($field:ty, $out:literal, $accumulate:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+    ($field:ty, $out:literal, $accumulate:ident, $fold:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
         /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
         /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
         /// `partials[v · slots + b + t]`.
@@ -303,8 +323,27 @@ macro_rules! msm_curve_kernels {
             unsafe { accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials) }
         }
 
+        /// One thread per group `g` of `FOLD_RUNS` segments of virtual window `blockIdx.y`: if segment
+        /// `g · FOLD_RUNS` starts inside a bucket that began earlier, sums that bucket's runs in the group into
+        /// the group's first slot (`crate::msm::fold_group`).
+        ///
+        /// # Safety
+        /// Runs after the accumulate launch, before the fixup, with the same `offsets`, `seg`, `partials` and
+        /// `slots`; any grid `(x, q)` (groups past the window's segments return). Groups own disjoint slots.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $fold(
+            offsets: *const u32,
+            buckets: u32,
+            seg: u32,
+            partials: *mut Xyzz<$field>,
+            slots: u32,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { fold::<$out, _>(offsets, buckets, seg, partials, slots) }
+        }
+
         /// One thread per bucket `b` of virtual window `blockIdx.y`: adds the partials of its runs (this
-        /// chunk's accumulate launch, same `seg`) into `bucket_sums[v · buckets + b]`. Empty buckets are left
+        /// chunk's accumulate and fold launches, same `seg`) into `bucket_sums[v · buckets + b]`. Empty buckets are left
         /// as they are.
         ///
         /// # Safety
@@ -368,7 +407,7 @@ macro_rules! msm_curve_kernels {
     };
 }
 
-msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_fold, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
 // G1's cold kernels call the out-of-line point operations (a small module); G2's inline them: with out-of-line
 // Fq2 calls inside their loops `msm_g2_fixup` faulted on the H200 (kernels/NOTES.md, "MSM"), inlined they pass.
-msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);
+msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_fold, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

@@ -139,9 +139,14 @@ fn run(args: Args) -> Result<ExitCode> {
     let mut rows = Vec::new();
     for (op, variant, log_n) in plan {
         bar.set_message(format!("{} {variant} 2^{log_n}", op.name()));
-        let row = measure(op, gpu.as_ref(), variant, log_n, &opts, &args, &bar)
-            .map_err(|e| format!("{} {variant} 2^{log_n}: {e}", op.name()))?;
-        rows.push(row);
+        match measure(op, gpu.as_ref(), variant, log_n, &opts, &args, &bar) {
+            Ok(row) => rows.push(row),
+            // Sizes "where device memory allows" (2^27 MSM, 2^28 NTT) are skipped on smaller GPUs, not fatal.
+            Err(e) if matches!(e.downcast_ref::<zkgpu::Error>(), Some(zkgpu::Error::OutOfMemory { .. })) => {
+                bar.println(format!("{} {variant} 2^{log_n}: skipped, {e}", op.name()));
+            }
+            Err(e) => return Err(format!("{} {variant} 2^{log_n}: {e}", op.name()).into()),
+        }
     }
     bar.finish_and_clear();
 

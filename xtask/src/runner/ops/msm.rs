@@ -92,11 +92,6 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     fn about(&self) -> &'static str {
         "MSM (zkgpu::msm::Msm), 255-bit random scalars, distinct bases; -pinned/-pageable: host inputs"
     }
-    /// G2 is left out of the default sweep while `zkgpu::msm` refuses G2 precomputation (kernels/NOTES.md, MSM):
-    /// the default variants include `precompute4`. Run it with `msm_g2 --variants auto,auto-pinned,auto-pageable`.
-    fn in_default_sweep(&self) -> bool {
-        C::STEM == "g1"
-    }
     fn variants(&self, target: Target) -> &'static [&'static str] {
         match target {
             Target::Gpu => GPU_VARIANTS,
@@ -111,7 +106,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match (target, C::STEM) {
-            (Target::Gpu, "g1") => &[16, 18, 20, 22, 24, 26],
+            (Target::Gpu, "g1") => &[16, 18, 20, 22, 24, 26, 27],
             (Target::Gpu, _) => &[16, 18, 20, 22, 24],
             (Target::Cpu, _) => &[12, 14, 16],
         }
@@ -119,7 +114,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     fn kernels(&self, variant: &str) -> Vec<String> {
         let s = C::STEM;
         let mut names: Vec<String> = ["msm_count", "msm_scan", "msm_scatter"].map(String::from).to_vec();
-        names.extend(["accumulate", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
+        names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
         names.extend(["reduce", "finish"].map(|k| format!("batch_add_{s}_{k}")));
         if variant.starts_with("precompute") {
             names.push(format!("msm_{s}_precompute"));
