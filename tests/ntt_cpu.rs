@@ -117,13 +117,17 @@ fn reference_round_trips() {
 #[test]
 fn output_at_matches_the_full_transform() {
     let mut rng = common::seeded_rng("output_at_matches_the_full_transform");
-    let input = random_scalars(&mut rng, 1 << 12);
-    for cfg in NttConfig::all() {
-        let mut full = input.clone();
-        ntt_cpu::ntt(&mut full, cfg).unwrap();
-        for k in [0usize, 1, 77, 4095] {
-            let pos = if cfg.output == Order::BitReversed { ntt_cpu::bit_reverse_index(k, 12) } else { k };
-            assert_eq!(ntt_cpu::output_at(&input, cfg, k).unwrap(), full[pos], "{cfg} k={k}");
+    // 2^12: one Horner chain; 2^17: chunks summed on all cores (from 2^16 on).
+    for log_n in [12u32, 17] {
+        let n = 1usize << log_n;
+        let input = random_scalars(&mut rng, n);
+        for cfg in NttConfig::all() {
+            let mut full = input.clone();
+            ntt_cpu::ntt(&mut full, cfg).unwrap();
+            for k in [0usize, 1, 77, n - 1] {
+                let pos = if cfg.output == Order::BitReversed { ntt_cpu::bit_reverse_index(k, log_n) } else { k };
+                assert_eq!(ntt_cpu::output_at(&input, cfg, k).unwrap(), full[pos], "{cfg} 2^{log_n} k={k}");
+            }
         }
     }
 }

@@ -58,7 +58,7 @@ impl BenchOp for NttOp {
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
-            Target::Gpu => &[16, 20, 22, 24, 26],
+            Target::Gpu => &[16, 20, 22, 24, 26, 27, 28],
             Target::Cpu => &[12, 14, 16],
         }
     }
