@@ -46,7 +46,8 @@
 //! The scatter's atomics order the entries inside a bucket differently from run to run, so the XYZZ
 //! coordinates of a bucket (and of the result) differ by a factor `λ`; the point does not. The host
 //! normalizes the result to affine, which is unique, so results are bit-identical run to run.
-use crate::curve::{Affine, Jacobian, Xyzz, outlined};
+use crate::curve::outlined::{self, Outlined};
+use crate::curve::{Affine, Jacobian, Xyzz};
 use crate::field::{Field, Fr};
 
 /// Flag in an entry: the point enters its bucket negated.
@@ -211,101 +212,117 @@ pub const FOLD_RUNS: u32 = 32;
 
 /// One fold thread, group `g >= 1` of a window with `total` sorted entries: the segment `t = g·FOLD_RUNS`
 /// starts inside bucket `b`; if `b` began in an earlier segment, its runs in segments `t .. t + FOLD_RUNS`
-/// (slots `b + t ..`) are summed, and `Some((b + t, sum))` says where the sum goes (the group's first slot).
-/// `None` when the segment is past the entries or starts a bucket (that bucket's fixup begins there).
+/// (slots `b + t ..`) are summed and handed to `store(b + t, sum)` (the group's first slot). Nothing happens
+/// when the segment is past the entries or starts a bucket (that bucket's fixup begins there).
 #[inline(always)]
-pub fn fold_group<const OUT: bool, F: Field>(
+pub fn fold_group<'a, const OUT: bool, F: Field + 'a>(
     g: u32,
     total: u32,
     buckets: u32,
     seg: u32,
     offset: impl Fn(u32) -> u32,
-    partial: impl Fn(u32) -> Xyzz<F>,
-) -> Option<(u32, Xyzz<F>)> {
+    partial: impl Fn(u32) -> &'a Xyzz<F>,
+    store: impl FnOnce(u32, &Xyzz<F>),
+) {
     let t = g * FOLD_RUNS;
-    let pos = t.checked_mul(seg)?;
+    let Some(pos) = t.checked_mul(seg) else { return };
     if g == 0 || pos >= total {
-        return None;
+        return;
     }
     let b = bucket_of(pos, buckets, &offset);
     let (lo, hi) = (offset(b), offset(b + 1));
     if lo / seg == t {
-        return None;
+        return;
     }
     let last = ((hi - 1) / seg).min(t + FOLD_RUNS - 1);
-    let mut acc = partial(b + t);
+    let mut acc = Xyzz::<F>::IDENTITY;
+    acc.assign(partial(b + t));
     let mut u = t + 1;
     while u <= last {
-        acc = outlined::add_if::<OUT, _>(&acc, &partial(b + u));
+        outlined::add_assign_if::<OUT, _>(&mut acc, partial(b + u));
         u += 1;
     }
-    Some((b + t, acc))
+    store(b + t, &acc);
 }
 
-/// One fixup thread: the sum of bucket `b`'s run partials (entries `[lo, hi)` of the window, `lo < hi`,
-/// segments of `seg` entries), `partial(slot)` reading slot `b + t`, after the fold: a slot at a segment
-/// `t > t₀` that is a multiple of [`FOLD_RUNS`] holds the sum of the group `t .. t + FOLD_RUNS`.
+/// One fixup thread: `acc ←` the sum of bucket `b`'s run partials (entries `[lo, hi)` of the window,
+/// `lo < hi`, segments of `seg` entries), `partial(slot)` reading slot `b + t`, after the fold: a slot at a
+/// segment `t > t₀` that is a multiple of [`FOLD_RUNS`] holds the sum of the group `t .. t + FOLD_RUNS`.
 #[inline(always)]
-pub fn bucket_runs_sum<const OUT: bool, F: Field>(b: u32, (lo, hi): (u32, u32), seg: u32, partial: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
+pub fn bucket_runs_sum<'a, const OUT: bool, F: Field + 'a>(
+    b: u32,
+    (lo, hi): (u32, u32),
+    seg: u32,
+    partial: impl Fn(u32) -> &'a Xyzz<F>,
+    acc: &mut Xyzz<F>,
+) {
     let (t0, t1) = (lo / seg, (hi - 1) / seg);
-    let mut acc = partial(b + t0);
+    acc.assign(partial(b + t0));
     let mut t = t0 + 1;
     while t <= t1 {
-        acc = outlined::add_if::<OUT, _>(&acc, &partial(b + t));
+        outlined::add_assign_if::<OUT, _>(acc, partial(b + t));
         t += if t % FOLD_RUNS == 0 { FOLD_RUNS } else { 1 };
     }
-    acc
 }
 
-/// `k·p` for a small `k` (double-and-add from the top bit).
+/// `out ← k·p` for a small `k` (double-and-add from the top bit).
 #[inline(always)]
-pub fn mul_small<const OUT: bool, F: Field>(p: &Xyzz<F>, k: u32) -> Xyzz<F> {
-    let mut acc = Xyzz::<F>::IDENTITY;
+pub fn mul_small<const OUT: bool, F: Field>(p: &Xyzz<F>, k: u32, out: &mut Xyzz<F>) {
     if k == 0 {
-        return acc;
+        out.assign(&Xyzz::IDENTITY);
+        return;
     }
     let mut bit = 31 - k.leading_zeros();
-    acc = *p;
+    out.assign(p);
     while bit > 0 {
         bit -= 1;
-        acc = outlined::double_if::<OUT, _>(&acc);
+        outlined::double_assign_if::<OUT, _>(out);
         if (k >> bit) & 1 == 1 {
-            acc = outlined::add_if::<OUT, _>(&acc, p);
+            outlined::add_assign_if::<OUT, _>(out, p);
         }
     }
-    acc
 }
 
-/// One reduce thread: `Σ_{b ∈ [lo, hi)} (b + 1)·bucket(b)`.
+/// One reduce thread: `acc ← Σ_{b ∈ [lo, hi)} (b + 1)·bucket(b)`.
 #[inline(always)]
-pub fn weighted_bucket_sum<const OUT: bool, F: Field>((lo, hi): (u32, u32), bucket: impl Fn(u32) -> Xyzz<F>) -> Xyzz<F> {
+pub fn weighted_bucket_sum<'a, const OUT: bool, F: Field + 'a>(
+    (lo, hi): (u32, u32),
+    bucket: impl Fn(u32) -> &'a Xyzz<F>,
+    acc: &mut Xyzz<F>,
+) {
     let mut running = Xyzz::<F>::IDENTITY;
-    let mut acc = Xyzz::<F>::IDENTITY;
+    acc.assign(&Xyzz::IDENTITY);
     let mut b = hi;
     while b > lo {
         b -= 1;
-        running = outlined::add_if::<OUT, _>(&running, &bucket(b));
-        acc = outlined::add_if::<OUT, _>(&acc, &running);
+        outlined::add_assign_if::<OUT, _>(&mut running, bucket(b));
+        outlined::add_assign_if::<OUT, _>(acc, &running);
     }
     // acc = Σ (b − lo + 1)·bucket_b; the missing lo·Σ bucket_b:
-    outlined::add_if::<OUT, _>(&acc, &mul_small::<OUT, F>(&running, lo))
+    let mut tail = Xyzz::<F>::IDENTITY;
+    mul_small::<OUT, F>(&running, lo, &mut tail);
+    outlined::add_assign_if::<OUT, _>(acc, &tail);
 }
 
-/// The combine thread: `Σ_v 2^(c·v)·sums[v]` by Horner from the top window (`windows >= 1`).
+/// The combine thread: `acc ← Σ_v 2^(c·v)·sums[v]` by Horner from the top window (`windows >= 1`).
 #[inline(always)]
-pub fn combine_windows<const OUT: bool, F: Field>(windows: u32, c: u32, sum: impl Fn(u32) -> Jacobian<F>) -> Jacobian<F> {
+pub fn combine_windows<'a, const OUT: bool, F: Field + 'a>(
+    windows: u32,
+    c: u32,
+    sum: impl Fn(u32) -> &'a Jacobian<F>,
+    acc: &mut Jacobian<F>,
+) {
     let mut v = windows - 1;
-    let mut acc = sum(v);
+    acc.assign(sum(v));
     while v > 0 {
         v -= 1;
         let mut k = 0;
         while k < c {
-            acc = outlined::double_if::<OUT, _>(&acc);
+            outlined::double_assign_if::<OUT, _>(acc);
             k += 1;
         }
-        acc = outlined::add_if::<OUT, _>(&acc, &sum(v));
+        outlined::add_assign_if::<OUT, _>(acc, sum(v));
     }
-    acc
 }
 
 /// A CPU replay of the launches, stage by stage, with the same per-thread programs (entries inside a bucket
@@ -398,9 +415,16 @@ pub mod model {
                 }
                 let mut partials = partials.into_inner();
                 for g in 1..total.div_ceil(plan.seg).div_ceil(FOLD_RUNS) {
-                    let folded = fold_group::<true, F>(g, total, buckets_per, plan.seg, |b| offsets[b as usize], |s| {
-                        partials[s as usize]
-                    });
+                    let mut folded = None;
+                    fold_group::<true, F>(
+                        g,
+                        total,
+                        buckets_per,
+                        plan.seg,
+                        |b| offsets[b as usize],
+                        |s| &partials[s as usize],
+                        |slot, sum| folded = Some((slot, *sum)),
+                    );
                     if let Some((slot, sum)) = folded {
                         partials[slot as usize] = sum;
                     }
@@ -408,9 +432,9 @@ pub mod model {
                 for b in 0..buckets_per {
                     let (lo, hi) = (offsets[b as usize], offsets[b as usize + 1]);
                     if lo < hi {
-                        let sum = bucket_runs_sum::<true, F>(b, (lo, hi), plan.seg, |s| partials[s as usize]);
-                        let slot = &mut buckets[(v as u32 * buckets_per + b) as usize];
-                        *slot = outlined::add(slot, &sum);
+                        let mut sum = Xyzz::<F>::IDENTITY;
+                        bucket_runs_sum::<true, F>(b, (lo, hi), plan.seg, |s| &partials[s as usize], &mut sum);
+                        outlined::add_assign(&mut buckets[(v as u32 * buckets_per + b) as usize], &sum);
                     }
                 }
             }
@@ -423,12 +447,16 @@ pub mod model {
                 let mut lo = 0;
                 while lo < buckets_per {
                     let hi = (lo + plan.reduce_run).min(buckets_per);
-                    total = outlined::add(&total, &weighted_bucket_sum::<true, F>((lo, hi), |b| window[b as usize]));
+                    let mut share = Xyzz::<F>::IDENTITY;
+                    weighted_bucket_sum::<true, F>((lo, hi), |b| &window[b as usize], &mut share);
+                    outlined::add_assign(&mut total, &share);
                     lo = hi;
                 }
                 total.to_jacobian()
             })
             .collect();
-        combine_windows::<true, F>(q, plan.c, |v| sums[v as usize])
+        let mut result = Jacobian::<F>::IDENTITY;
+        combine_windows::<true, F>(q, plan.c, |v| &sums[v as usize], &mut result);
+        result
     }
 }

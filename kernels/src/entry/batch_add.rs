@@ -16,7 +16,7 @@ use crate::batch_add::{
     ScalarClass, WINDOW, accumulate_lane, affine_level_run, classify_scalar, combine,
     selection_word, window_range,
 };
-use crate::curve::{Affine, Jacobian, Xyzz};
+use crate::curve::{Affine, Jacobian, Xyzz, outlined};
 use crate::device::{
     FULL_MASK, SharedArena, SharedSlice, atomic::atomic_add_u32, ballot, block_dim_x, block_idx, grid_dim,
     lane_id, shfl_xor_u32, sync_threads, thread_idx_x, warp_id_in_block,
@@ -110,7 +110,7 @@ unsafe fn block_partial<F: Field>(input: *const Xyzz<F>, in_per_set: u32) -> Xyz
     let mut k = block.x * block_dim_x() + thread_idx_x();
     while k < in_per_set {
         // SAFETY: input holds in_per_set entries per set; k < in_per_set.
-        acc = combine(&acc, unsafe { &*input.add(set * in_per_set as usize + k as usize) });
+        outlined::add_assign(&mut acc, unsafe { &*input.add(set * in_per_set as usize + k as usize) });
         k += stride;
     }
     let mut arena = SharedArena::dynamic();

@@ -21,7 +21,8 @@
 //! inlined ones (G2).
 //!
 //! The per-window sums of the reduce shares are made by `batch_add_{C}_reduce` / `_finish`.
-use crate::curve::{Affine, Jacobian, Xyzz, outlined};
+use crate::curve::outlined::{self, Outlined};
+use crate::curve::{Affine, Jacobian, Xyzz};
 use crate::device::{block_dim_x, block_idx, global_thread_index, sync_threads, thread_idx_x};
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
@@ -195,10 +196,10 @@ unsafe fn fold<const OUT: bool, F: Field>(offsets: *const u32, buckets: u32, seg
     // runs in this thread's group, written by the accumulate launch; no other fold thread reads or writes them.
     let offset = |b: u32| unsafe { *offsets.add(b as usize) };
     let total = offset(buckets);
-    if let Some((slot, sum)) = fold_group::<OUT, F>(g, total, buckets, seg, offset, |s| unsafe { *partials.add(s as usize) }) {
-        // SAFETY: as above; slot < slots.
-        unsafe { partials.add(slot as usize).write(sum) };
-    }
+    let partial = |s: u32| unsafe { &*partials.add(s as usize) };
+    // SAFETY: as above; slot < slots, and the group's reads are done when store runs.
+    let store = |slot: u32, sum: &Xyzz<F>| unsafe { (*partials.add(slot as usize)).assign(sum) };
+    fold_group::<OUT, F>(g, total, buckets, seg, offset, partial, store);
 }
 
 /// Body of `msm_{C}_fixup`.
@@ -227,13 +228,13 @@ unsafe fn fixup<const OUT: bool, F: Field>(
         return;
     }
     let partials = partials.wrapping_add(v * slots as usize);
-    // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate launch (crate::msm).
-    let sum = bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { *partials.add(s as usize) });
+    let mut sum = Xyzz::<F>::IDENTITY;
+    // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate and fold launches
+    // (crate::msm).
+    bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { &*partials.add(s as usize) }, &mut sum);
     // SAFETY: bucket b of window v belongs to this thread alone.
-    unsafe {
-        let slot = bucket_sums.add(v * buckets as usize + b as usize);
-        slot.write(outlined::add_if::<OUT, _>(&*slot, &sum));
-    }
+    let slot = unsafe { &mut *bucket_sums.add(v * buckets as usize + b as usize) };
+    outlined::add_assign_if::<OUT, _>(slot, &sum);
 }
 
 /// Body of `msm_{C}_reduce`.
@@ -250,10 +251,11 @@ unsafe fn reduce<const OUT: bool, F: Field>(bucket_sums: *const Xyzz<F>, buckets
     let lo = k * run;
     let hi = (lo + run).min(buckets);
     let window = bucket_sums.wrapping_add(v * buckets as usize);
+    let mut share = Xyzz::<F>::IDENTITY;
     // SAFETY: b < hi <= buckets.
-    let share = weighted_bucket_sum::<OUT, F>((lo, hi), |b| unsafe { *window.add(b as usize) });
+    weighted_bucket_sum::<OUT, F>((lo, hi), |b| unsafe { &*window.add(b as usize) }, &mut share);
     // SAFETY: share k of window v belongs to this thread.
-    unsafe { shares.add(v * per_window as usize + k as usize).write(share) };
+    unsafe { (*shares.add(v * per_window as usize + k as usize)).assign(&share) };
 }
 
 /// Body of `msm_{C}_combine`.
@@ -265,10 +267,11 @@ unsafe fn combine<const OUT: bool, F: Field>(window_sums: *const Jacobian<F>, q:
     if block_idx().x != 0 || thread_idx_x() != 0 || q == 0 {
         return;
     }
+    let mut sum = Jacobian::<F>::IDENTITY;
     // SAFETY: v < q.
-    let sum = combine_windows::<OUT, F>(q, c, |v| unsafe { *window_sums.add(v as usize) });
+    combine_windows::<OUT, F>(q, c, |v| unsafe { &*window_sums.add(v as usize) }, &mut sum);
     // SAFETY: out holds one point.
-    unsafe { out.write(sum) };
+    unsafe { (*out).assign(&sum) };
 }
 
 /// Body of `msm_{C}_precompute`.
@@ -285,10 +288,11 @@ unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, s
     while k < copies {
         // SAFETY: (k − 1)·n + i and k·n + i < copies·n; this thread alone reads and writes column i.
         unsafe {
-            let mut x = Xyzz::from_affine(&*table.add((k - 1) as usize * n as usize + i));
+            let mut x = Xyzz::IDENTITY;
+            x.assign(&Xyzz::from_affine(&*table.add((k - 1) as usize * n as usize + i)));
             let mut d = 0;
             while d < shift {
-                x = outlined::double_if::<OUT, _>(&x);
+                outlined::double_assign_if::<OUT, _>(&mut x);
                 d += 1;
             }
             table.add(k as usize * n as usize + i).write(x.to_affine());
