@@ -386,24 +386,18 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// bases must match the scalars exactly), device bases precomputed for another plan (`MsmConfig`), device
     /// memory for the host-input staging (`OutOfMemory`). Nothing the caller passed is modified.
     pub fn run(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<C::Projective> {
-        let host_inputs = matches!(bases, Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
-        let queued = self.enqueue(bases, scalars);
-        if queued.is_err() && host_inputs {
-            // Copies from the caller's host memory may be queued: they must not outlive this call.
-            let _ = self.gpu.synchronize();
-        }
-        queued?;
+        self.enqueue(bases, scalars)?;
         self.finish()
     }
 
-    /// Queues the whole MSM on the GPU's streams and returns without waiting; [`Msm::finish`] waits and
-    /// returns the result. Lets a pipeline queue more work behind the MSM (the next job's uploads, an NTT)
-    /// before it blocks. Same checks and errors as [`Msm::run`]; on an error nothing is left queued that reads
-    /// the caller's memory after the call (the GPU is synchronized).
+    /// Queues the whole MSM on the GPU's streams; [`Msm::finish`] waits and returns the result. Lets a
+    /// pipeline queue more work behind the MSM (the next job's uploads, an NTT) before it blocks. Same checks
+    /// and errors as [`Msm::run`].
     ///
-    /// Host inputs are copied asynchronously on the copy stream: a caller that passes [`Bases::Host`] or
-    /// [`Scalars::Host`] must keep that memory unchanged until `finish` returns (which [`Msm::run`] does by
-    /// construction). Device inputs are ordered by the streams and need nothing.
+    /// Returns once the device no longer needs the caller's memory: at once for device inputs (the streams
+    /// order them), after the last chunk's upload for [`Bases::Host`] / [`Scalars::Host`] (the copy stream is
+    /// waited for; with double-buffered chunks that is about when the second-to-last chunk's compute ends).
+    /// On an error nothing queued reads the caller's memory afterwards (the GPU is synchronized).
     pub fn enqueue(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<()> {
         let n = scalars.len();
         let span = tracing::info_span!("zkgpu.msm.enqueue", curve = C::NAME, n, c = self.plan.window_bits);
@@ -416,7 +410,11 @@ impl<'g, C: Curve> Msm<'g, C> {
         if n == 0 {
             return Ok(());
         }
-        let queued = self.enqueue_all(&bases, &scalars);
+        let host_inputs = matches!(bases, Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        let queued = self.enqueue_all(&bases, &scalars).and_then(|()| {
+            // The copies read the caller's memory: they must be done before its borrow ends.
+            if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }
+        });
         if queued.is_err() {
             self.pending = None;
             let _ = self.gpu.synchronize();
