@@ -169,6 +169,11 @@ pub enum Error {
         source: DriverError,
     },
 
+    /// A pipeline job that cannot be started or collected: a ticket from another engine, a job whose GPU work
+    /// failed earlier (the message says how), an engine built for another GPU's SRS.
+    #[error("pipeline: {0}")]
+    Pipeline(String),
+
     /// Any other error the CUDA driver returned.
     #[error("CUDA driver error: {0}")]
     Cuda(#[from] DriverError),

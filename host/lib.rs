@@ -6,7 +6,8 @@
 //! - cudarc's safe API (contexts, streams, events, `CudaSlice`, launches), used as is;
 //! - the typed API here: [`Gpu`] (a device with its PTX module and a compute and a copy stream),
 //!   [`DeviceBuffer`] / [`PinnedBuffer`] of [`DeviceSafe`] values (blstrs types go to the device as bytes),
-//!   [`PinnedPool`] (pin a prover's working set once, reuse it),
+//!   [`PinnedPool`] (pin a prover's working set once, reuse it), [`PhaseRecorder`] (phase timing),
+//!   [`PartitionEngine`] / [`ProverPool`] (the Groth16 partition pipeline on one or several GPUs),
 //!   [`EventTimer`] / [`Gpu::time_ms`], [`launch_config_1d`].
 //!
 //! # Which PTX runs
@@ -52,6 +53,9 @@ pub mod msm_cpu;
 pub mod ntt;
 pub mod ntt_cpu;
 pub mod pinned;
+pub mod pipeline;
+pub mod pipeline_cpu;
+pub mod profile;
 pub mod raw;
 pub mod timing;
 
@@ -61,6 +65,8 @@ pub use launch::{DEFAULT_DYNAMIC_SHARED_LIMIT, launch_config_1d, try_launch_conf
 pub use memory::{DeviceBuffer, DeviceSafe};
 pub use ntt::{Ntt, NttConfig};
 pub use pinned::{PinnedBuffer, PinnedMode, PinnedPool, PoolStats};
+pub use pipeline::{PartitionConfig, PartitionEngine, PartitionJob, PartitionOutput, PartitionSrs, ProverPool, StreamMode};
+pub use profile::{PhaseRecorder, PhaseReport};
 pub use module::{PTX_SM80, PTX_SM90, TEST_PTX_SM80, TEST_PTX_SM90};
 pub use timing::EventTimer;
 

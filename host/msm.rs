@@ -243,6 +243,12 @@ impl<C: Curve> MsmBases<C> {
         self.n == 0
     }
 
+    /// The bases themselves when there is no precomputation (`copies == 1`), e.g. for batch additions over
+    /// the same query; `None` for a precomputed table (its rows are shifted copies).
+    pub fn points(&self) -> Option<&DeviceBuffer<C::Affine>> {
+        (self.copies == 1).then_some(&self.table)
+    }
+
     /// Precomputed copies (1: none).
     pub fn copies(&self) -> u32 {
         self.copies

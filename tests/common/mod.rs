@@ -5,6 +5,7 @@ pub mod curve_props;
 pub mod field_props;
 pub mod gpu;
 pub mod msm_cases;
+pub mod pipeline_cases;
 pub mod points;
 
 use rand_chacha::ChaCha20Rng;

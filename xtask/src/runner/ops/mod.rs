@@ -6,6 +6,7 @@ pub mod batch_add;
 pub mod msm;
 pub mod mul;
 pub mod ntt;
+pub mod pipeline;
 pub mod transfer;
 
 use crate::Result;
@@ -87,7 +88,8 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
         .chain(ntt::all_ops().into_iter().map(|op| Box::new(op) as Box<dyn BenchOp>))
         .chain(batch_add::all_ops())
         .chain(msm::all_ops())
-    .collect()
+        .chain(std::iter::once(Box::new(pipeline::PipelineOp) as Box<dyn BenchOp>))
+        .collect()
 }
 
 /// Ops selected by the command line: exact names or prefixes at a `_` boundary (`mul` selects `mul_fq` and

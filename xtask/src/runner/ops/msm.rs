@@ -423,8 +423,10 @@ mod tests {
         let ops = all_ops();
         let names: Vec<&str> = ops.iter().map(|o| o.name()).collect();
         assert_eq!(names, ["msm_g1", "msm_g2"]);
-        assert_eq!(ops[0].default_sizes(Target::Gpu), &[16, 18, 20, 22, 24, 26]);
+        assert_eq!(ops[0].default_sizes(Target::Gpu), &[16, 18, 20, 22, 24, 26, 27]);
         assert_eq!(ops[1].default_sizes(Target::Gpu), &[16, 18, 20, 22, 24]);
+        assert!(ops.iter().all(|o| o.in_default_sweep()), "both curves run in the default sweep");
+        assert!(ops[0].kernels("auto").contains(&"msm_g1_fold".to_string()));
         assert!(ops[1].kernels("precompute4").contains(&"msm_g2_precompute".to_string()));
         assert!(!ops[0].kernels("auto").iter().any(|k| k.contains("precompute")));
     }

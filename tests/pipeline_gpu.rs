@@ -1,0 +1,392 @@
+//! The partition pipeline on the GPU against the CPU reference (`zkgpu::pipeline_cpu`): whole jobs at
+//! 2^10..2^16 from pinned buffers (results, `h`, the phase report), several jobs in flight (more than the
+//! slots, finished out of order, one and two streams, one slot), bad input (typed errors, buffers and engine
+//! unchanged), pinned-pool exhaustion, device OOM at engine creation, the split MSM over two GPUs (or two
+//! handles of one GPU) against one GPU, a pool of engines, and a soak of 200 jobs with device memory and the
+//! pinned pool flat. Seeds are printed. Needs a CUDA GPU: `cargo xtask test --gpu`.
+mod common;
+
+use blstrs::{G1Affine, G2Affine, Scalar};
+use common::curve_props::{G1 as TestG1, G2 as TestG2};
+use common::gpu::gpu;
+use common::msm_cases::random_scalars;
+use common::pipeline_cases::{JobData, job_data};
+use common::points::distinct_points;
+use common::seeded_rng;
+use ff::Field;
+use rand_chacha::ChaCha20Rng;
+use zkgpu::curve::{G1, G2};
+use zkgpu::msm::{MsmConfig, msm};
+use zkgpu::msm_cpu::msm_cpu;
+use zkgpu::pipeline::{
+    AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, ProverPool, SplitMsm,
+    StreamMode, msm_multi_gpu,
+};
+use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
+use zkgpu::profile::PhaseKind;
+use zkgpu::{Error, Gpu, PinnedBuffer, PinnedMode, PinnedPool};
+
+/// A partition's proving key on the host: H query, three G1 queries on assignment 0, one G2 query on
+/// assignment 1 (when `g2`).
+struct HostSrs {
+    h: Vec<G1Affine>,
+    g1: Vec<Vec<G1Affine>>,
+    g2: Vec<Vec<G2Affine>>,
+    lens: Vec<usize>,
+}
+
+/// Assignment 0 is `n + 37` long (not a multiple of 32), assignment 1 (G2) `n / 4 + 5`.
+fn host_srs(rng: &mut ChaCha20Rng, n: usize, g2: bool) -> HostSrs {
+    let mut lens = vec![n + 37];
+    let h = distinct_points::<TestG1>(rng, n);
+    let g1 = (0..3).map(|_| distinct_points::<TestG1>(rng, lens[0])).collect();
+    let g2 = if g2 {
+        lens.push(n / 4 + 5);
+        vec![distinct_points::<TestG2>(rng, lens[1])]
+    } else {
+        Vec::new()
+    };
+    HostSrs { h, g1, g2, lens }
+}
+
+impl HostSrs {
+    fn upload(&self, gpu: &Gpu) -> PartitionSrs {
+        let mut srs = PartitionSrs::upload(gpu, &self.h).unwrap();
+        let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
+        srs.add_assignment_host(gpu, &g1, &[]).unwrap();
+        if !self.g2.is_empty() {
+            let g2: Vec<&[G2Affine]> = self.g2.iter().map(Vec::as_slice).collect();
+            srs.add_assignment_host(gpu, &[], &g2).unwrap();
+        }
+        srs
+    }
+
+    fn reference(&self, data: &JobData) -> (PartitionResults, Vec<Scalar>) {
+        let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
+        let g2: Vec<&[G2Affine]> = self.g2.iter().map(Vec::as_slice).collect();
+        let mut queries = vec![AssignmentQueries { g1: &g1, g2: &[] }];
+        if !self.g2.is_empty() {
+            queries.push(AssignmentQueries { g1: &[], g2: &g2 });
+        }
+        partition_cpu(&self.h, &queries, &data.job()).unwrap()
+    }
+}
+
+/// A job's inputs copied into pinned buffers from `pool`.
+struct PinnedJob {
+    a: PinnedBuffer<Scalar>,
+    b: PinnedBuffer<Scalar>,
+    c: PinnedBuffer<Scalar>,
+    tails: Vec<PinnedBuffer<Scalar>>,
+    ones: Vec<PinnedBuffer<u32>>,
+}
+
+fn pin(pool: &PinnedPool, data: &JobData) -> zkgpu::Result<PinnedJob> {
+    let scalars = |v: &[Scalar]| -> zkgpu::Result<PinnedBuffer<Scalar>> {
+        let mut p = pool.take::<Scalar>(v.len())?;
+        p.copy_from_slice(v);
+        Ok(p)
+    };
+    let mut ones = Vec::new();
+    for d in &data.assignments {
+        let mut p = pool.take::<u32>(d.ones.len())?;
+        p.copy_from_slice(&d.ones);
+        ones.push(p);
+    }
+    Ok(PinnedJob {
+        a: scalars(&data.a)?,
+        b: scalars(&data.b)?,
+        c: scalars(&data.c)?,
+        tails: data.assignments.iter().map(|d| scalars(&d.tail)).collect::<zkgpu::Result<_>>()?,
+        ones,
+    })
+}
+
+impl PinnedJob {
+    fn job<'a>(&'a self, h_out: Option<&'a mut PinnedBuffer<Scalar>>) -> PartitionJob<'a> {
+        PartitionJob {
+            a: &self.a,
+            b: &self.b,
+            c: &self.c,
+            assignments: self.tails.iter().zip(&self.ones).map(|(t, o)| AssignmentInput { tail: t, ones: o }).collect(),
+            h_out,
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn job_matches_the_reference() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("job_matches_the_reference");
+    let pool = PinnedPool::new(&gpu, PinnedMode::ReadBack, None);
+    for (log_n, g2) in [(10u32, true), (13, false), (16, true)] {
+        let n = 1usize << log_n;
+        let host = host_srs(&mut rng, n, g2);
+        let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+        let data = job_data(&mut rng, n, &host.lens, false);
+        let (expected, expected_h) = host.reference(&data);
+        let pinned = pin(&pool, &data).unwrap();
+        let mut h_out = pool.take::<Scalar>(n).unwrap();
+        let ticket = engine.start(pinned.job(Some(&mut h_out))).unwrap();
+        let out = engine.finish(ticket).unwrap();
+        assert_eq!(out.results, expected, "results at 2^{log_n}");
+        assert!(h_out[..] == expected_h[..], "h at 2^{log_n}");
+
+        let r = &out.report;
+        assert_eq!(r.h2d_bytes, engine.shape().upload_bytes(), "every upload is a phase");
+        assert!(r.d2h_bytes >= n * 32, "h and the results are downloads");
+        assert!(r.wall_ms > 0.0 && r.kernel_ms > 0.0 && r.gpu_busy > 0.0 && r.gpu_busy <= 1.0, "{r:?}");
+        assert!(r.h2d_gbps > 0.0);
+        for name in ["h2d.a", "h2d.b", "h2d.c", "h2d.tail0", "h2d.ones0", "ntt.groth16_h", "msm.h", "batch_add.0.g1.0", "msm.tail.0.g1.2", "d2h.h"] {
+            assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing: {:?}", r.phases);
+        }
+        assert!(r.phases.iter().all(|p| p.end_ms >= p.start_ms));
+        let ntt = r.phases.iter().find(|p| p.name == "ntt.groth16_h").unwrap();
+        let a = r.phases.iter().find(|p| p.name == "h2d.a").unwrap();
+        let tail = r.phases.iter().find(|p| p.name == "h2d.tail0").unwrap();
+        let msm = r.phases.iter().find(|p| p.name == "msm.h").unwrap();
+        assert!(ntt.start_ms >= a.end_ms - 1e-3, "the NTTs start after a is uploaded");
+        assert!(msm.start_ms >= tail.end_ms - 1e-3, "the MSM stage starts after the tails are uploaded");
+        assert_eq!(ntt.kind, PhaseKind::Kernel);
+        println!("2^{log_n}: {:.2} ms wall, busy {:.2}, H2D {:.1} GB/s", r.wall_ms, r.gpu_busy, r.h2d_gbps);
+    }
+}
+
+/// Four jobs started before any is finished (more than the slots), finished out of order.
+fn jobs_in_flight(config: PartitionConfig, name: &str) {
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let n = 1 << 11;
+    let host = host_srs(&mut rng, n, true);
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), config).unwrap();
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    let data: Vec<JobData> = (0..4).map(|_| job_data(&mut rng, n, &host.lens, true)).collect();
+    let mut tickets = Vec::new();
+    for d in &data {
+        // The pinned buffers go back to the pool as soon as start returns: the next job reuses them.
+        let pinned = pin(&pool, d).unwrap();
+        tickets.push(Some(engine.start(pinned.job(None)).unwrap()));
+    }
+    assert_eq!(engine.in_flight(), 4);
+    for k in [2usize, 0, 3, 1] {
+        let out = engine.finish(tickets[k].take().unwrap()).unwrap();
+        assert_eq!(out.results, host.reference(&data[k]).0, "{name}: job {k}");
+    }
+    assert_eq!(engine.in_flight(), 0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn several_jobs_in_flight_two_streams() {
+    jobs_in_flight(PartitionConfig::default(), "several_jobs_in_flight_two_streams");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn several_jobs_in_flight_one_stream_one_slot() {
+    jobs_in_flight(PartitionConfig { streams: StreamMode::One, slots: 1, ..Default::default() }, "one_stream_one_slot");
+    jobs_in_flight(PartitionConfig { slots: 3, ..Default::default() }, "two_streams_three_slots");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_input_is_a_typed_error_and_changes_nothing() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("bad_input_is_a_typed_error_and_changes_nothing");
+    let n = 1 << 10;
+    let host = host_srs(&mut rng, n, false);
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let data = job_data(&mut rng, n, &host.lens, false);
+    let before = (data.a.clone(), data.b.clone(), data.c.clone(), data.assignments[0].tail.clone(), data.assignments[0].ones.clone());
+    // A job in flight while the bad ones are refused.
+    let running = engine.start(data.job()).unwrap();
+
+    let mut job = data.job();
+    job.b = &data.b[..n / 2];
+    assert!(matches!(engine.start(job), Err(Error::LengthMismatch { what: "partition b", .. })));
+    let mut job = data.job();
+    job.c = &data.c[..n - 1];
+    assert!(matches!(engine.start(job), Err(Error::NttSize { .. })));
+    let mut job = data.job();
+    job.assignments[0].tail = &data.assignments[0].tail[1..];
+    assert!(matches!(engine.start(job), Err(Error::LengthMismatch { what: "partition assignment tail", .. })));
+    let mut job = data.job();
+    job.assignments[0].ones = &data.assignments[0].ones[1..];
+    assert!(matches!(engine.start(job), Err(Error::BitmapTooShort { .. })));
+    let mut job = data.job();
+    job.assignments.clear();
+    assert!(matches!(engine.start(job), Err(Error::LengthMismatch { what: "partition assignments", .. })));
+    let mut short_h = gpu.alloc_pinned::<Scalar>(n / 2, PinnedMode::ReadBack).unwrap();
+    let mut job = data.job();
+    job.h_out = Some(&mut short_h);
+    assert!(matches!(engine.start(job), Err(Error::LengthMismatch { what: "partition h_out", .. })));
+    assert!(short_h.iter().all(|x| *x == Scalar::ZERO), "h_out untouched");
+
+    // A ticket of another engine is refused; the job it names is untouched and redeemable where it belongs,
+    // once.
+    let mut other = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let foreign = other.start(data.job()).unwrap();
+    assert!(matches!(engine.finish(foreign.clone()), Err(Error::Pipeline(_))));
+    assert_eq!(other.in_flight(), 1);
+    assert_eq!(other.finish(foreign.clone()).unwrap().results, host.reference(&data).0);
+    assert!(matches!(other.finish(foreign), Err(Error::Pipeline(_))), "a ticket redeemed twice");
+
+    assert_eq!(before, (data.a.clone(), data.b.clone(), data.c.clone(), data.assignments[0].tail.clone(), data.assignments[0].ones.clone()));
+    assert_eq!(engine.in_flight(), 1, "refused jobs are not in flight");
+    let expected = host.reference(&data).0;
+    assert_eq!(engine.finish(running).unwrap().results, expected);
+    // And the engine still works.
+    let again = engine.start(data.job()).unwrap();
+    assert_eq!(engine.finish(again).unwrap().results, expected);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pinned_pool_exhaustion_is_typed_and_recovers() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("pinned_pool_exhaustion_is_typed_and_recovers");
+    let n = 1 << 10;
+    let host = host_srs(&mut rng, n, false);
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let data = job_data(&mut rng, n, &host.lens, false);
+    // Room for exactly one job's inputs.
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, Some(engine.shape().upload_bytes()));
+    let first = pin(&pool, &data).unwrap();
+    assert!(matches!(pin(&pool, &data), Err(Error::PinnedPoolExhausted { .. })), "a second job's buffers do not fit");
+    let ticket = engine.start(first.job(None)).unwrap();
+    drop(first);
+    let second = pin(&pool, &data).expect("buffers are reusable once the first job's are back");
+    let t2 = engine.start(second.job(None)).unwrap();
+    let expected = host.reference(&data).0;
+    assert_eq!(engine.finish(ticket).unwrap().results, expected);
+    assert_eq!(engine.finish(t2).unwrap().results, expected);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_oom_is_typed_and_frees_everything() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("device_oom_is_typed_and_frees_everything");
+    let n = 1 << 16;
+    let host = host_srs(&mut rng, n, false);
+    gpu.synchronize().unwrap();
+    let (free_before, total) = gpu.memory_info().unwrap();
+    // Enough slots to exceed the device twice over: each slot holds ~4n scalars (a, b, c, the tail).
+    let slots = total / (64 * n) + 2;
+    let result = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig { slots, ..Default::default() });
+    assert!(matches!(result, Err(Error::OutOfMemory { .. })), "{:?}", result.as_ref().err());
+    drop(result);
+    gpu.synchronize().unwrap();
+    let (free_after, _) = gpu.memory_info().unwrap();
+    // The failed engine held most of the device; a leak would be gigabytes, the slack is the driver's.
+    assert!(free_after + (64 << 20) >= free_before, "device memory leaked: {free_before} free before, {free_after} after");
+    // The context is still usable.
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let data = job_data(&mut rng, n, &host.lens, true);
+    let t = engine.start(data.job()).unwrap();
+    assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);
+}
+
+/// `SplitMsm` over `gpus` equals one GPU's MSM and blstrs, for G1 and G2, sizes that do not split evenly.
+fn split_equals_one_gpu(gpus: &[Gpu], name: &str) {
+    let mut rng = seeded_rng(name);
+    for n in [1usize, 3, 1000, (1 << 16) + 3] {
+        let bases = distinct_points::<TestG1>(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let expected = msm_cpu::<G1>(&bases, &scalars).unwrap();
+        assert_eq!(msm::<G1>(&gpus[0], &bases, &scalars).unwrap(), expected, "{name}: one GPU, n = {n}");
+        let mut split = SplitMsm::<G1>::new(gpus, &bases, &MsmConfig::default()).unwrap();
+        assert_eq!(split.ranges().len(), gpus.len().min(n));
+        assert_eq!(split.run(&scalars).unwrap(), expected, "{name}: split, n = {n}");
+        assert_eq!(split.run(&scalars).unwrap(), expected, "{name}: split reused, n = {n}");
+        assert!(matches!(split.run(&scalars[1..]), Err(Error::LengthMismatch { .. })));
+        assert_eq!(msm_multi_gpu::<G1>(gpus, &bases, &scalars).unwrap(), expected);
+    }
+    let n = 5000;
+    let bases = distinct_points::<TestG2>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    assert_eq!(msm_multi_gpu::<G2>(gpus, &bases, &scalars).unwrap(), msm_cpu::<G2>(&bases, &scalars).unwrap(), "{name}: G2");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn split_msm_over_two_handles_of_one_gpu() {
+    // Exercises the split and the host-side sum on any machine (both parts on GPU 0).
+    let gpus = vec![gpu(), gpu()];
+    split_equals_one_gpu(&gpus, "split_msm_over_two_handles_of_one_gpu");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn split_msm_over_two_gpus_equals_one_gpu() {
+    let count = Gpu::count().unwrap_or(0);
+    if count < 2 {
+        println!("SKIPPED split_msm_over_two_gpus_equals_one_gpu: {count} GPU(s) visible, this test needs 2");
+        return;
+    }
+    let gpus = Gpu::all().unwrap();
+    split_equals_one_gpu(&gpus, "split_msm_over_two_gpus_equals_one_gpu");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn prover_pool_spreads_jobs() {
+    // All visible GPUs; with one GPU, two engines on it (the spreading logic is the same).
+    let gpus = match Gpu::all().unwrap() {
+        g if g.len() >= 2 => g,
+        _ => vec![gpu(), gpu()],
+    };
+    let mut rng = seeded_rng("prover_pool_spreads_jobs");
+    let n = 1 << 11;
+    let host = host_srs(&mut rng, n, true);
+    let engines = gpus.iter().map(|g| PartitionEngine::new(g, host.upload(g), PartitionConfig::default()).unwrap()).collect();
+    let mut pool = ProverPool::new(engines).unwrap();
+    let data: Vec<JobData> = (0..6).map(|_| job_data(&mut rng, n, &host.lens, false)).collect();
+    let mut tickets = Vec::new();
+    for d in &data {
+        tickets.push(pool.start(d.job()).unwrap());
+    }
+    let used: Vec<usize> = tickets.iter().map(|t| t.engine()).collect();
+    for e in 0..gpus.len() {
+        assert!(used.iter().filter(|&&u| u == e).count() >= 6 / gpus.len(), "engines used: {used:?}");
+    }
+    for (t, d) in tickets.into_iter().zip(&data) {
+        assert_eq!(pool.finish(t).unwrap().results, host.reference(d).0);
+    }
+    assert!(matches!(ProverPool::new(Vec::new()), Err(Error::NoDevice)));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn soak_200_jobs_memory_flat() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("soak_200_jobs_memory_flat");
+    let n = 1 << 10;
+    let host = host_srs(&mut rng, n, true);
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, Some(4 * engine.shape().upload_bytes()));
+    let data: Vec<JobData> = (0..4).map(|_| job_data(&mut rng, n, &host.lens, false)).collect();
+    let expected: Vec<PartitionResults> = data.iter().map(|d| host.reference(d).0).collect();
+    let mut in_flight = std::collections::VecDeque::new();
+    let mut marks = Vec::new();
+    for k in 0..200usize {
+        let pinned = pin(&pool, &data[k % 4]).unwrap();
+        in_flight.push_back((k, engine.start(pinned.job(None)).unwrap()));
+        if in_flight.len() == 2 {
+            let (j, t) = in_flight.pop_front().unwrap();
+            let out = engine.finish(t).unwrap();
+            assert_eq!(out.results, expected[j % 4], "job {j}");
+        }
+        if k == 10 || k == 199 {
+            gpu.synchronize().unwrap();
+            marks.push((gpu.memory_info().unwrap().0, pool.stats().pinned_bytes));
+        }
+    }
+    while let Some((j, t)) = in_flight.pop_front() {
+        assert_eq!(engine.finish(t).unwrap().results, expected[j % 4], "job {j}");
+    }
+    let ((free10, pinned10), (free199, pinned199)) = (marks[0], marks[1]);
+    assert_eq!(pinned10, pinned199, "pinned pool grew");
+    assert!(free199 + (8 << 20) >= free10, "device memory went from {free10} to {free199} bytes free over 190 jobs");
+}

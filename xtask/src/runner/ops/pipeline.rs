@@ -1,0 +1,619 @@
+//! `pipeline_partition`: Groth16 partition jobs through `zkgpu::pipeline::PartitionEngine`, end to end from
+//! host memory: upload a, b, c and the assignment split, 7 NTTs + pointwise (`Ntt::groth16_h`), the H MSM,
+//! and per G1 query (A, B_G1, L) a batch addition of the scalar-1 points plus a tail MSM of the rest.
+//!
+//! Shape at 2^k: a, b, c of 2^k; H query 2^k bases; one assignment of 2^k scalars with a Filecoin-like mix
+//! (~45 % zeros, ~45 % ones → batch addition, ~10 % random → tail MSM) shared by three G1 queries of 2^k
+//! points. The `-g2` variant adds a B_G2 query over a second assignment of 2^(k−2) scalars (G2 MSM + batch
+//! addition). Bases are distinct points generated on the GPU (`batch_add_{g1,g2}_expand`, as in the MSM
+//! bench) and uploaded once (not timed: a prover's SRS is resident).
+//!
+//! One run = 4 jobs with two in flight per engine (start k+1 before finishing k), timed with the wall clock
+//! from the first `start` to the last `finish`. Variants:
+//! - `pinned-2stream` (baseline): inputs in page-locked memory, uploads on the copy stream;
+//! - `pinned-1stream`: the same with uploads on the compute stream (no overlap);
+//! - `pageable-2stream`: inputs in ordinary `Vec`s (the driver stages them);
+//! - `pinned-2stream-2gpu`: two engines on GPUs 0 and 1, jobs alternating (in the default sweep only when
+//!   two GPUs are visible);
+//! - `pinned-2stream-g2`: the baseline plus the B_G2 query.
+//!
+//! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
+//! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
+//! with an H2D copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <=
+//! 1.1), `ms_per_job`, `jobs`, `ntt_ms` and `msm_h_ms` (per job), `peak_bytes` (engine device memory).
+//!
+//! Verification, never against stored numbers: every job of every run returns the same results; each query
+//! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
+//! `Pᵢ = A + t·B + j·Q`, `i = t·1024 + j`); and one more job downloads `h`, which must (1) give the H result
+//! by the same closed form and (2) be the exact quotient: c = a·b on the domain, so `h(x)·(xⁿ − 1) =
+//! A(x)·B(x) − C(x)` at a random x, with A, B, C evaluated from their values on the domain (barycentric
+//! formula, one batch inversion). O(n) host work at any size. CPU variant (no GPU): `blstrs`
+//! (`zkgpu::pipeline_cpu::partition_cpu`) at 2^10 and 2^12, checked the same way.
+use super::batch_add::{BenchCurve, Inputs, RUN, generate_on_gpu, inputs};
+use super::ntt::random_scalars;
+use super::{BenchOp, Case, CaseOptions, Target};
+use crate::Result;
+use blstrs::{G1Affine, G1Projective, Scalar};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::sync::OnceLock;
+use std::time::Instant;
+use zkgpu::batch_add::{G1, G2};
+use zkgpu::pipeline::{AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode, combine_gpus, split_assignment};
+use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
+use zkgpu::profile::PhaseReport;
+use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
+
+const GPU_VARIANTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu", "pinned-2stream-g2"];
+const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
+const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
+/// Jobs per timed run.
+const JOBS: usize = 4;
+/// G1 queries on the main assignment (A, B_G1, L).
+const G1_QUERIES: usize = 3;
+
+/// What a variant names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Variant {
+    pinned: bool,
+    streams: StreamMode,
+    gpus: usize,
+    g2: bool,
+}
+
+fn parse_variant(v: &str) -> Option<Variant> {
+    let base = Variant { pinned: true, streams: StreamMode::Two, gpus: 1, g2: false };
+    Some(match v {
+        "pinned-2stream" => base,
+        "pinned-1stream" => Variant { streams: StreamMode::One, ..base },
+        "pageable-2stream" => Variant { pinned: false, ..base },
+        "pinned-2stream-2gpu" => Variant { gpus: 2, ..base },
+        "pinned-2stream-g2" => Variant { g2: true, ..base },
+        _ => return None,
+    })
+}
+
+pub struct PipelineOp;
+
+impl BenchOp for PipelineOp {
+    fn name(&self) -> &'static str {
+        "pipeline_partition"
+    }
+    fn about(&self) -> &'static str {
+        "Groth16 partition jobs (upload, 7 NTTs, H MSM, batch adds + tail MSMs), 4 per run, wall clock"
+    }
+    fn variants(&self, target: Target) -> &'static [&'static str] {
+        match target {
+            Target::Gpu => GPU_VARIANTS,
+            Target::Cpu => &["blstrs"],
+        }
+    }
+    fn default_variants(&self, target: Target) -> &'static [&'static str] {
+        match target {
+            Target::Gpu if Gpu::count().unwrap_or(0) >= 2 => TWO_GPU_DEFAULTS,
+            Target::Gpu => ONE_GPU_DEFAULTS,
+            Target::Cpu => &["blstrs"],
+        }
+    }
+    fn in_default_sweep(&self) -> bool {
+        false
+    }
+    fn default_sizes(&self, target: Target) -> &'static [u32] {
+        match target {
+            Target::Gpu => &[24, 27],
+            Target::Cpu => &[10, 12],
+        }
+    }
+    fn kernels(&self, variant: &str) -> Vec<String> {
+        let mut names: Vec<String> = ["ntt_pass_dif", "ntt_pass_dit", "ntt_h_pointwise", "ntt_bit_reverse_tiled", "msm_count", "msm_scan", "msm_scatter"]
+            .map(String::from)
+            .to_vec();
+        let curves: &[&str] = if variant.ends_with("-g2") { &["g1", "g2"] } else { &["g1"] };
+        for s in curves {
+            names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
+            names.extend(["accumulate", "reduce", "finish"].map(|k| format!("batch_add_{s}_{k}")));
+        }
+        names
+    }
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Result<Box<dyn Case + 'g>> {
+        let n = 1usize << log_n;
+        let seed = opts.seed ^ 0x9199_0000 ^ u64::from(log_n);
+        match (gpu, variant) {
+            (Some(gpu), v) => {
+                let variant = parse_variant(v).ok_or_else(|| format!("{}: no GPU variant {v:?}", self.name()))?;
+                Ok(Box::new(GpuCase::prepare(gpu, variant, n, seed)?))
+            }
+            (None, "blstrs") => Ok(Box::new(CpuCase::prepare(n, seed))),
+            (None, v) => Err(format!("{}: no CPU variant {v:?} (GPU variants need a CUDA device)", self.name()).into()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Inputs and the closed-form checks
+
+/// Host data of a job: a, b, c = a·b (a satisfied witness), the assignment(s) and their split.
+struct HostData {
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+    c: Vec<Scalar>,
+    /// (values, ones, tail) per assignment.
+    assignments: Vec<(Vec<Scalar>, Vec<u32>, Vec<Scalar>)>,
+}
+
+/// splitmix64.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `m` scalars, ~45 % zeros, ~45 % ones, ~10 % random.
+fn assignment(m: usize, seed: u64) -> Vec<Scalar> {
+    let random = random_scalars(m, seed, 0xa55);
+    let (zero, one) = (Scalar::from(0u64), Scalar::from(1u64));
+    random
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, s)| match mix(seed ^ i as u64) % 20 {
+            0..=8 => zero,
+            9..=17 => one,
+            _ => s,
+        })
+        .collect()
+}
+
+fn host_data(n: usize, lens: &[usize], seed: u64) -> Result<HostData> {
+    let a = random_scalars(n, seed, 1);
+    let b = random_scalars(n, seed, 2);
+    let c: Vec<Scalar> = a.par_iter().zip(&b).map(|(x, y)| x * y).collect();
+    let mut assignments = Vec::new();
+    for (k, &m) in lens.iter().enumerate() {
+        let values = assignment(m, seed ^ (0x100 + k as u64));
+        let (mut ones, mut tail) = (vec![0u32; m.div_ceil(32)], vec![Scalar::from(0u64); m]);
+        split_assignment(&values, &mut ones, &mut tail)?;
+        assignments.push((values, ones, tail));
+    }
+    Ok(HostData { a, b, c, assignments })
+}
+
+/// `Σ sᵢ`, `Σ sᵢ·tᵢ`, `Σ sᵢ·jᵢ` for `i = t·RUN + j`.
+fn coefficient_sums(s: &[Scalar]) -> [Scalar; 3] {
+    let zero = Scalar::from(0u64);
+    s.par_chunks(RUN)
+        .enumerate()
+        .map(|(t, run)| {
+            let (mut sum, mut sj) = (zero, zero);
+            for (j, &x) in run.iter().enumerate() {
+                sum += x;
+                sj += x * Scalar::from(j as u64);
+            }
+            [sum, sum * Scalar::from(t as u64), sj]
+        })
+        .reduce(|| [zero; 3], |x, y| [x[0] + y[0], x[1] + y[1], x[2] + y[2]])
+}
+
+/// `Σ sᵢ·Pᵢ` for the generated bases `Pᵢ = A + t·B + j·Q` (normalized).
+fn closed_form<C: BenchCurve>(inp: &Inputs<C>, s: &[Scalar]) -> C::Projective {
+    let [sum, st, sj] = coefficient_sums(s);
+    let mul = |p: &C::Projective, k: &Scalar| C::mul_scalar(&C::to_affine(p), k);
+    C::normalize(&C::add(&C::add(&mul(&inp.a, &sum), &mul(&inp.b, &st)), &mul(&inp.q, &sj)))
+}
+
+/// `x^e` for a little-endian exponent.
+fn pow(x: Scalar, e: [u64; 4]) -> Scalar {
+    let mut acc = Scalar::from(1u64);
+    for limb in e.iter().rev() {
+        for bit in (0..64).rev() {
+            acc = acc * acc;
+            if (limb >> bit) & 1 == 1 {
+                acc *= x;
+            }
+        }
+    }
+    acc
+}
+
+/// `x^-1 = x^(r−2)` (0 for 0). The bench has no `ff` dependency, so Fermat by hand.
+fn invert(x: Scalar) -> Scalar {
+    const R_MINUS_2: [u64; 4] = [0xffff_fffe_ffff_ffff, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
+    pow(x, R_MINUS_2)
+}
+
+/// `(A(x), B(x), C(x))` for the polynomials with values `vs` on the domain of size n = 2^log_n (ω from
+/// `ntt_cpu::root_of_unity`): barycentric `V(x) = (xⁿ − 1)/n · Σ vᵢ ωⁱ / (x − ωⁱ)`, one batch inversion per chunk.
+fn evaluate_from_domain(vs: [&[Scalar]; 3], log_n: u32, x: Scalar) -> [Scalar; 3] {
+    const CHUNK: usize = 1 << 16;
+    let n = vs[0].len();
+    let w = zkgpu::ntt_cpu::root_of_unity(log_n);
+    let zero = Scalar::from(0u64);
+    let sums = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|k| {
+            let lo = k * CHUNK;
+            let hi = (lo + CHUNK).min(n);
+            let mut wi = pow(w, [lo as u64, 0, 0, 0]);
+            let mut powers = Vec::with_capacity(hi - lo);
+            let mut prefix = Vec::with_capacity(hi - lo);
+            let mut acc = Scalar::from(1u64);
+            for _ in lo..hi {
+                powers.push(wi);
+                acc *= x - wi;
+                prefix.push(acc);
+                wi *= w;
+            }
+            // Walk back: inv holds (Π_{j<=i} d_j)^-1; d_i^-1 = inv · prefix[i−1].
+            let mut inv = invert(acc);
+            let mut out = [zero; 3];
+            for i in (0..hi - lo).rev() {
+                let d_inv = if i == 0 { inv } else { inv * prefix[i - 1] };
+                inv *= x - powers[i];
+                let t = powers[i] * d_inv;
+                for (o, v) in out.iter_mut().zip(vs) {
+                    *o += v[lo + i] * t;
+                }
+            }
+            out
+        })
+        .reduce(|| [zero; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+    let scale = (pow(x, [n as u64, 0, 0, 0]) - Scalar::from(1u64)) * invert(Scalar::from(n as u64));
+    sums.map(|s| s * scale)
+}
+
+/// `Σ hᵢ xⁱ` (chunks on all cores).
+fn horner(h: &[Scalar], x: Scalar) -> Scalar {
+    const CHUNK: usize = 1 << 16;
+    let zero = Scalar::from(0u64);
+    h.par_chunks(CHUNK)
+        .enumerate()
+        .map(|(k, c)| c.iter().rev().fold(zero, |acc, v| acc * x + v) * pow(x, [(k * CHUNK) as u64, 0, 0, 0]))
+        .reduce(|| zero, |a, b| a + b)
+}
+
+/// The generated bases' parameters of one partition (H, the G1 queries, the optional G2 query).
+struct Generators {
+    h: Inputs<G1>,
+    g1: Vec<Inputs<G1>>,
+    g2: Option<Inputs<G2>>,
+}
+
+impl Generators {
+    fn new(n: usize, g2_len: Option<usize>, seed: u64) -> Generators {
+        Generators {
+            h: inputs::<G1>(n, seed ^ 0x4800),
+            g1: (0..G1_QUERIES).map(|q| inputs::<G1>(n, seed ^ (0x4100 + q as u64))).collect(),
+            g2: g2_len.map(|m| inputs::<G2>(m, seed ^ 0x4200)),
+        }
+    }
+
+    /// The query results the closed form predicts (h not included).
+    fn expected_queries(&self, data: &HostData) -> (Vec<G1Projective>, Vec<blstrs::G2Projective>) {
+        let g1 = self.g1.iter().map(|inp| closed_form::<G1>(inp, &data.assignments[0].0)).collect();
+        let g2 = self.g2.iter().map(|inp| closed_form::<G2>(inp, &data.assignments[1].0)).collect();
+        (g1, g2)
+    }
+}
+
+/// Checks `results` against the closed forms and `h` (downloaded) against the quotient identity.
+fn check(gens: &Generators, data: &HostData, results: &PartitionResults, h: &[Scalar], seed: u64) -> Result<()> {
+    let (g1, g2) = gens.expected_queries(data);
+    if results.assignments[0].g1 != g1 {
+        return Err("pipeline: a G1 query result differs from the closed-form sum over the assignment".into());
+    }
+    let got_g2: Vec<_> = results.assignments.get(1).map(|a| a.g2.clone()).unwrap_or_default();
+    if got_g2 != g2 {
+        return Err("pipeline: the G2 query result differs from the closed-form sum".into());
+    }
+    if results.h != closed_form::<G1>(&gens.h, h) {
+        return Err("pipeline: the H MSM differs from the closed-form sum over the downloaded h".into());
+    }
+    let log_n = h.len().trailing_zeros();
+    let x = Scalar::from(mix(seed) | 1) * Scalar::from(mix(seed ^ 1) | 1);
+    let [ax, bx, cx] = evaluate_from_domain([&data.a, &data.b, &data.c], log_n, x);
+    let z = pow(x, [h.len() as u64, 0, 0, 0]) - Scalar::from(1u64);
+    if horner(h, x) * z != ax * bx - cx {
+        return Err("pipeline: h(x)·(xⁿ − 1) != A(x)·B(x) − C(x) at a random x".into());
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// GPU
+
+/// GPUs beyond the runner's, opened once per process (engines borrow them for the process's life).
+fn all_gpus() -> Result<&'static [Gpu]> {
+    static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
+    if let Some(g) = GPUS.get() {
+        return Ok(g);
+    }
+    let opened = Gpu::all()?;
+    Ok(GPUS.get_or_init(|| opened))
+}
+
+/// One engine's pinned inputs: a, b, c, then (tail, ones) per assignment.
+type PinnedInputs = (PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, Vec<(PinnedBuffer<Scalar>, PinnedBuffer<u32>)>);
+
+/// Job inputs where the variant puts them.
+enum Place {
+    Pageable,
+    /// Per engine.
+    Pinned(Vec<PinnedInputs>),
+}
+
+struct GpuCase<'g> {
+    engines: Vec<PartitionEngine<'g>>,
+    place: Place,
+    data: HostData,
+    gens: Generators,
+    variant: Variant,
+    seed: u64,
+    /// (wall ms, combined report) per run.
+    runs: Vec<(f64, PhaseReport)>,
+    first: Option<PartitionResults>,
+    differ: bool,
+}
+
+fn pin_copy<T: zkgpu::DeviceSafe>(gpu: &Gpu, v: &[T]) -> Result<PinnedBuffer<T>> {
+    let mut p = gpu.alloc_pinned::<T>(v.len(), PinnedMode::WriteCombined)?;
+    p.par_chunks_mut(1 << 16).zip(v.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s));
+    Ok(p)
+}
+
+impl<'g> GpuCase<'g> {
+    fn prepare(gpu: &'g Gpu, variant: Variant, n: usize, seed: u64) -> Result<GpuCase<'g>> {
+        let gpus: Vec<&'g Gpu> = if variant.gpus == 1 {
+            vec![gpu]
+        } else {
+            let all = all_gpus()?;
+            if all.len() < variant.gpus {
+                return Err(format!("this variant needs {} GPUs, {} visible", variant.gpus, all.len()).into());
+            }
+            all.iter().take(variant.gpus).collect()
+        };
+        let g2_len = variant.g2.then_some((n / 4).max(1));
+        let gens = Generators::new(n, g2_len, seed);
+        let mut lens = vec![n];
+        lens.extend(g2_len);
+        let data = host_data(n, &lens, seed)?;
+        let config = PartitionConfig { streams: variant.streams, ..PartitionConfig::default() };
+        let mut engines = Vec::new();
+        for g in &gpus {
+            let mut srs = PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?;
+            let g1 = gens.g1.iter().map(|inp| generate_on_gpu(g, inp, n)).collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
+            srs.add_assignment(g, g1, Vec::new())?;
+            if let (Some(inp), Some(m)) = (&gens.g2, g2_len) {
+                srs.add_assignment(g, Vec::new(), vec![generate_on_gpu(g, inp, m)?])?;
+            }
+            engines.push(PartitionEngine::new(g, srs, config)?);
+        }
+        let place = if variant.pinned {
+            let mut per = Vec::new();
+            for g in &gpus {
+                let asg = data.assignments.iter().map(|(_, ones, tail)| Ok((pin_copy(g, tail)?, pin_copy(g, ones)?))).collect::<Result<Vec<_>>>()?;
+                per.push((pin_copy(g, &data.a)?, pin_copy(g, &data.b)?, pin_copy(g, &data.c)?, asg));
+            }
+            Place::Pinned(per)
+        } else {
+            Place::Pageable
+        };
+        Ok(GpuCase { engines, place, data, gens, variant, seed, runs: Vec::new(), first: None, differ: false })
+    }
+
+    fn job<'a>(place: &'a Place, data: &'a HostData, engine: usize, h_out: Option<&'a mut PinnedBuffer<Scalar>>) -> PartitionJob<'a> {
+        match place {
+            Place::Pinned(per) => {
+                let (a, b, c, asg) = &per[engine];
+                PartitionJob { a, b, c, assignments: asg.iter().map(|(t, o)| AssignmentInput { tail: t, ones: o }).collect(), h_out }
+            }
+            Place::Pageable => PartitionJob {
+                a: &data.a,
+                b: &data.b,
+                c: &data.c,
+                assignments: data.assignments.iter().map(|(_, o, t)| AssignmentInput { tail: t, ones: o }).collect(),
+                h_out,
+            },
+        }
+    }
+
+    fn record(&mut self, results: PartitionResults) {
+        match &self.first {
+            None => self.first = Some(results),
+            Some(f) => self.differ |= *f != results,
+        }
+    }
+
+    /// The run whose wall time is the median.
+    fn median_run(&self) -> Option<&(f64, PhaseReport)> {
+        let mut order: Vec<&(f64, PhaseReport)> = self.runs.iter().collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0));
+        order.get(order.len() / 2).copied()
+    }
+}
+
+impl Case for GpuCase<'_> {
+    fn inputs(&self) -> &'static str {
+        if self.variant.pinned { "pinned" } else { "pageable" }
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let engines = self.engines.len();
+        let mut reports: Vec<Vec<PhaseReport>> = vec![Vec::new(); engines];
+        let mut pending = VecDeque::new();
+        let mut results = Vec::new();
+        let start = Instant::now();
+        for j in 0..JOBS {
+            let e = j % engines;
+            let job = Self::job(&self.place, &self.data, e, None);
+            pending.push_back((e, self.engines[e].start(job)?));
+            // Two jobs in flight per engine.
+            if pending.len() == 2 * engines
+                && let Some((e, t)) = pending.pop_front()
+            {
+                let out = self.engines[e].finish(t)?;
+                reports[e].push(out.report);
+                results.push(out.results);
+            }
+        }
+        while let Some((e, t)) = pending.pop_front() {
+            let out = self.engines[e].finish(t)?;
+            reports[e].push(out.report);
+            results.push(out.results);
+        }
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        let per_gpu: Vec<PhaseReport> = reports.iter().map(|r| PhaseReport::merge(r).with_wall_ms(wall)).collect();
+        self.runs.push((wall, combine_gpus(&per_gpu)));
+        for r in results {
+            self.record(r);
+        }
+        Ok(wall)
+    }
+
+    fn verify(&mut self, runs: u32) -> Result<()> {
+        if self.differ {
+            return Err(format!("pipeline: the jobs of {runs} runs did not all return the same results").into());
+        }
+        // One more job, downloading h.
+        let n = self.data.a.len();
+        let gpu = self.engines[0].gpu();
+        let mut h = gpu.alloc_pinned::<Scalar>(n, PinnedMode::ReadBack)?;
+        let job = Self::job(&self.place, &self.data, 0, Some(&mut h));
+        let t = self.engines[0].start(job)?;
+        let out = self.engines[0].finish(t)?;
+        if self.first.as_ref().is_some_and(|f| *f != out.results) {
+            return Err("pipeline: the verification job's results differ from the timed runs'".into());
+        }
+        check(&self.gens, &self.data, &out.results, &h, self.seed)
+    }
+
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        let Some((wall, r)) = self.median_run() else {
+            return m;
+        };
+        let gpus = self.engines.len() as f64;
+        let compute = r.kernel_ms / gpus;
+        let transfer = r.h2d_ms / gpus;
+        let jobs = JOBS as f64;
+        let bound = compute.max(transfer);
+        let fields = [
+            ("gpu_busy", r.gpu_busy),
+            ("h2d_gbps", r.h2d_gbps),
+            ("compute_ms", compute),
+            ("transfer_ms", transfer),
+            ("bound_ratio", if bound > 0.0 { wall / bound } else { 0.0 }),
+            ("ms_per_job", wall / jobs),
+            ("ntt_ms", r.kernel_ms_of("ntt.") / jobs),
+            ("msm_h_ms", r.kernel_ms_of("msm.h") / jobs),
+            ("tail_ms", (r.kernel_ms_of("msm.tail") + r.kernel_ms_of("batch_add")) / jobs),
+        ];
+        for (k, v) in fields {
+            m.insert(k.to_string(), v.into());
+        }
+        m.insert("jobs".to_string(), JOBS.into());
+        m.insert("gpus".to_string(), self.engines.len().into());
+        m.insert("peak_bytes".to_string(), self.engines.iter().map(PartitionEngine::device_bytes).max().unwrap_or(0).into());
+        m
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// CPU reference
+
+struct CpuCase {
+    gens: Generators,
+    data: HostData,
+    h_bases: Vec<G1Affine>,
+    g1: Vec<Vec<G1Affine>>,
+    seed: u64,
+    last: Option<(PartitionResults, Vec<Scalar>)>,
+}
+
+/// The generated points on the CPU.
+fn expand<C: BenchCurve>(inp: &Inputs<C>, n: usize) -> Vec<C::Affine> {
+    (0..n).map(|i| C::to_affine(&C::add(&inp.seeds[i / RUN], &C::mul(&inp.q, (i % RUN) as u64)))).collect()
+}
+
+impl CpuCase {
+    fn prepare(n: usize, seed: u64) -> CpuCase {
+        let gens = Generators::new(n, None, seed);
+        let data = host_data(n, &[n], seed).unwrap_or_else(|_| HostData { a: Vec::new(), b: Vec::new(), c: Vec::new(), assignments: Vec::new() });
+        let h_bases = expand(&gens.h, n);
+        let g1 = gens.g1.iter().map(|inp| expand(inp, n)).collect();
+        CpuCase { gens, data, h_bases, g1, seed, last: None }
+    }
+}
+
+impl Case for CpuCase {
+    fn inputs(&self) -> &'static str {
+        "host"
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
+        let queries = [AssignmentQueries { g1: &g1, g2: &[] }];
+        let job = GpuCase::job(&Place::Pageable, &self.data, 0, None);
+        let start = Instant::now();
+        let out = partition_cpu(&self.h_bases, &queries, &job)?;
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        self.last = Some(out);
+        Ok(ms)
+    }
+
+    fn verify(&mut self, _runs: u32) -> Result<()> {
+        let (results, h) = self.last.as_ref().ok_or("pipeline: no run to verify")?;
+        check(&self.gens, &self.data, results, h, self.seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_parse() {
+        for v in GPU_VARIANTS {
+            assert!(parse_variant(v).is_some(), "{v}");
+        }
+        assert_eq!(parse_variant("pinned-2stream-2gpu").map(|v| v.gpus), Some(2));
+        assert_eq!(parse_variant("pinned-1stream").map(|v| v.streams), Some(StreamMode::One));
+        assert!(parse_variant("blstrs").is_none());
+    }
+
+    #[test]
+    fn inversion_and_barycentric_evaluation() {
+        let x = Scalar::from(123_456_789u64);
+        assert_eq!(invert(x) * x, Scalar::from(1u64));
+        // Values of V(X) = 3 + 5X on the domain of size 8, evaluated at a point off the domain.
+        let log_n = 3;
+        let w = zkgpu::ntt_cpu::root_of_unity(log_n);
+        let v: Vec<Scalar> = (0..8).map(|i| Scalar::from(3u64) + Scalar::from(5u64) * pow(w, [i, 0, 0, 0])).collect();
+        let y = Scalar::from(11u64);
+        let [got, _, _] = evaluate_from_domain([&v, &v, &v], log_n, y);
+        assert_eq!(got, Scalar::from(3u64 + 5 * 11));
+        assert_eq!(horner(&[Scalar::from(3u64), Scalar::from(5u64)], y), Scalar::from(58u64));
+    }
+
+    #[test]
+    fn cpu_case_verifies_and_catches_a_wrong_result() {
+        let op = PipelineOp;
+        let opts = CaseOptions { seed: 5, iters: None };
+        let mut case = op.prepare(None, "blstrs", 10, &opts).unwrap();
+        case.run().unwrap();
+        case.verify(1).unwrap();
+        assert!(op.prepare(None, "pinned-2stream", 10, &opts).is_err());
+
+        let mut cpu = CpuCase::prepare(1 << 10, 9);
+        cpu.run().unwrap();
+        if let Some((r, _)) = cpu.last.as_mut() {
+            r.assignments[0].g1.swap(0, 1);
+        }
+        assert!(cpu.verify(1).is_err(), "swapped query results");
+        let mut cpu = CpuCase::prepare(1 << 10, 9);
+        cpu.run().unwrap();
+        if let Some((_, h)) = cpu.last.as_mut() {
+            h[3] += Scalar::from(1u64);
+        }
+        assert!(cpu.verify(1).is_err(), "a wrong h");
+    }
+}
