@@ -6,7 +6,7 @@ use xtask::results::{Results, Row};
 pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) {
     println!("\n{} (driver {}, commit {}, {})", results.gpu, results.driver, results.commit, results.date);
     let header = format!(
-        "{:<18} {:<13} {:>5} {:<8} {:>11} {:>11} {:>26} {:>8} {:>24}",
+        "{:<18} {:<20} {:>5} {:<8} {:>11} {:>11} {:>26} {:>8} {:>24}",
         "op", "variant", "log n", "inputs", "median ms", "min ms", "throughput", "vs base", "vs sppark (H200)"
     );
     println!("{header}\n{}", "-".repeat(header.len()));
@@ -24,7 +24,7 @@ pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) 
             _ => String::new(),
         };
         println!(
-            "{:<18} {:<13} {:>5} {:<8} {:>11.4} {:>11.4} {:>26} {:>8} {:>24}",
+            "{:<18} {:<20} {:>5} {:<8} {:>11.4} {:>11.4} {:>26} {:>8} {:>24}",
             row.op,
             row.variant,
             row.log_n,
@@ -41,8 +41,13 @@ pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) 
     }
 }
 
-/// "27.1 G mul/s (95% IMAD)" on an H200, "27.1 G mul/s" elsewhere, "12.0 GB/s" for transfers.
+/// "27.1 G mul/s (95% IMAD)" on an H200, "27.1 G mul/s" elsewhere, "12.0 GB/s" for transfers,
+/// "busy 99% H2D 55.3 GB/s" for pipelines (their `gpu_busy` and `h2d_gbps` fields).
 fn throughput(results: &Results, row: &Row) -> String {
+    let field = |name: &str| row.extra.get(name).and_then(serde_json::Value::as_f64);
+    if let (Some(busy), Some(h2d)) = (field("gpu_busy"), field("h2d_gbps")) {
+        return format!("busy {:.0}% H2D {h2d:.1} GB/s", 100.0 * busy);
+    }
     if let Some(g) = row.gmul_s {
         let bound = peers::h200_imad_bound_gmul_s(&row.op).filter(|_| results.gpu.contains("H200"));
         return match bound {
@@ -92,5 +97,21 @@ mod tests {
         assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(super::rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(super::rfc3339(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn throughput_column_per_kind_of_row() {
+        let results: super::Results = serde_json::from_str(
+            r#"{"gpu": "NVIDIA H200", "driver": "", "commit": "", "date": "", "rows": [
+                {"op": "h2d", "variant": "pinned", "log_n": 30, "inputs": "pinned", "median_ms": 1, "min_ms": 1,
+                 "max_ms": 1, "reps": 5, "gbps": 55.25},
+                {"op": "pipeline_partition", "variant": "pinned-2stream", "log_n": 24, "inputs": "pinned",
+                 "median_ms": 1, "min_ms": 1, "max_ms": 1, "reps": 3, "gpu_busy": 0.992, "h2d_gbps": 55.27},
+                {"op": "msm_g1", "variant": "auto", "log_n": 24, "inputs": "device", "median_ms": 1, "min_ms": 1,
+                 "max_ms": 1, "reps": 7, "window_bits": 19}]}"#,
+        )
+        .unwrap();
+        let column: Vec<String> = results.rows.iter().map(|r| super::throughput(&results, r)).collect();
+        assert_eq!(column, ["55.2 GB/s", "busy 99% H2D 55.3 GB/s", ""]);
     }
 }
