@@ -105,10 +105,20 @@ fn section() -> Result<String> {
     for path in files {
         let results = Results::read(&path)?;
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        // Rows merged from several runs carry their own commit: name them all rather than only the file's.
+        let mut commits: Vec<&str> =
+            results.rows.iter().filter_map(|r| r.extra.get("commit").and_then(|c| c.as_str())).collect();
+        commits.sort_unstable();
+        commits.dedup();
+        let commit = match commits.as_slice() {
+            [] => format!("commit `{}`", results.commit),
+            [one] => format!("commit `{one}`"),
+            many => format!("rows from commits {} (each row's `commit` in the JSON)", many.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")),
+        };
         let _ = writeln!(
             md,
-            "\n**{}** (driver {}, commit `{}`, {}; `benches/results/{file}`)\n",
-            results.gpu, results.driver, results.commit, results.date
+            "\n**{}** (driver {}, {commit}, {}; `benches/results/{file}`)\n",
+            results.gpu, results.driver, results.date
         );
         md.push_str(&tables(&results));
         let svg = path.with_extension("svg");
