@@ -20,10 +20,11 @@
 //! epoch: below 0.01 ms error for an epoch a few minutes old, ~0.25 ms after an hour).
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaStream, sys};
+use cudarc::driver::{CudaEvent, CudaStream};
 
 use crate::device::Gpu;
 use crate::error::Result;
+use crate::timing::timing_event;
 
 /// What a phase is, for the report's sums.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,11 +80,6 @@ impl Epoch {
     pub fn new(gpu: &Gpu) -> Result<Epoch> {
         Ok(Epoch { event: timing_event(gpu.stream())? })
     }
-}
-
-/// A timing-enabled event recorded on `stream` (cudarc's default events have timing disabled).
-fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
-    Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
 }
 
 /// One phase as queued: its events (the end is recorded later).

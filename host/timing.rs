@@ -15,17 +15,21 @@ pub struct EventTimer {
     stream: Arc<CudaStream>,
 }
 
+/// A timing-enabled event recorded on `stream` (after the work already queued there). Timing must be asked
+/// for explicitly: cudarc's default events have `CU_EVENT_DISABLE_TIMING`.
+pub(crate) fn timing_event(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
+    Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
+}
+
 impl EventTimer {
     /// Records the start on `stream` (after the work already queued there).
     pub fn start(stream: &Arc<CudaStream>) -> Result<EventTimer> {
-        // Timing must be enabled explicitly: cudarc's default events have CU_EVENT_DISABLE_TIMING.
-        let start = stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
-        Ok(EventTimer { start, stream: stream.clone() })
+        Ok(EventTimer { start: timing_event(stream)?, stream: stream.clone() })
     }
 
     /// Records the end and returns the device time since the start, in milliseconds.
     pub fn stop(self) -> Result<f32> {
-        let end = self.stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?;
+        let end = timing_event(&self.stream)?;
         Ok(self.start.elapsed_ms(&end)?)
     }
 }
