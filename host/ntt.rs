@@ -12,7 +12,9 @@
 //! Cost: NR (natural in, bit-reversed out) and RN are the cheap orderings (one DIF or DIT sweep of
 //! ceil(L/10) passes); NN and RR add one in-place permutation pass. Scaling (n^-1, coset powers) is folded
 //! into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation with no
-//! permutation except the final one and with the inverse's n^-1 folded into the coset powers.
+//! permutation except the final one and with the inverse's n^-1 folded into the coset powers; its building
+//! blocks, [`Ntt::groth16_h_prepare`] (per vector) and [`Ntt::groth16_h_combine`] (the rest), let a caller
+//! start each vector as soon as it is uploaded and time each part on its own.
 //!
 //! Errors are typed and leave the caller's buffers unchanged: a size that is not a power of two
 //! ([`Error::NttSize`]), above 2^[`MAX_LOG_N`] ([`Error::NttTooLarge`]), a buffer that is not a whole number of
@@ -133,6 +135,16 @@ pub fn check_shape(len: usize, n: usize) -> Result<(u32, usize)> {
         return Err(Error::NttBatchShape { len, n });
     }
     Ok((log_n, len / n))
+}
+
+/// log2 n for the Groth16 quotient's three vectors of one length `n = a_len`: `Err(NttBatchShape)` (with the
+/// first other length that differs) when `b_len` or `c_len` is not `n`, then as [`checked_log_n`].
+fn groth16_h_shape(a_len: usize, b_len: usize, c_len: usize) -> Result<u32> {
+    let n = a_len;
+    if b_len != n || c_len != n {
+        return Err(Error::NttBatchShape { len: if b_len != n { b_len } else { c_len }, n });
+    }
+    checked_log_n(n)
 }
 
 /// What a transform multiplies by, folded into one pass.
@@ -265,53 +277,115 @@ impl Ntt {
     /// `Z = X^n - 1`, computed on the coset g*H. `b` and `c` are overwritten with their coset evaluations
     /// (natural order). Passes: 3 x (inverse DIF + coset DIT, n^-1 folded into the coset
     /// powers), one pointwise kernel, one coset inverse DIF and one permutation.
+    ///
+    /// It is [`Ntt::groth16_h_prepare`] on `a`, `b` and `c`, then [`Ntt::groth16_h_combine`], with every
+    /// table built and every shape checked first (so on an error no buffer has changed). Call the building
+    /// blocks directly to start each vector's transforms as soon as it is on the device, or to time them
+    /// separately (the partition pipeline does both).
     pub fn groth16_h(
         &self,
         a: &mut DeviceBuffer<Scalar>,
         b: &mut DeviceBuffer<Scalar>,
         c: &mut DeviceBuffer<Scalar>,
     ) -> Result<()> {
-        let n = a.len();
-        if b.len() != n || c.len() != n {
-            return Err(Error::NttBatchShape { len: if b.len() != n { b.len() } else { c.len() }, n });
-        }
-        let log_n = checked_log_n(n)?;
+        let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
-        self.twiddles(&mut tables, log_n, Direction::Forward)?;
-        self.twiddles(&mut tables, log_n, Direction::Inverse)?;
-        if log_n > 0 {
-            self.scale_tables(&mut tables, log_n, ScaleKind::InverseThenCoset)?;
-            self.scale_tables(&mut tables, log_n, ScaleKind::CosetInverse)?;
+        self.groth16_h_tables(&mut tables, log_n, true, true)?;
+        for v in [&mut *a, &mut *b, &mut *c] {
+            self.queue_groth16_h_prepare(&tables, v, log_n)?;
         }
-        if let std::collections::hash_map::Entry::Vacant(slot) = tables.z_inv.entry(log_n) {
-            // g is not in the subgroup of order n, so g^n != 1 and Z is invertible on the coset.
-            let z = coset_generator().pow_vartime([n as u64]) - Scalar::ONE;
-            slot.insert(self.gpu.upload(&[z.invert().unwrap_or(Scalar::ZERO)])?);
-        }
+        self.queue_groth16_h_combine(&tables, a, b, c, log_n)
+    }
+
+    /// The per-vector part of [`Ntt::groth16_h`]: takes the evaluations of one of A, B, C on the domain H
+    /// (natural order; `v.len()` = n, a power of two) to its evaluations on the coset g*H (natural order), as
+    /// an unscaled inverse DIF (NR) then a coset DIT (RN) whose load multiplies by `n^-1 g^i`: two sweeps, no
+    /// permutation. Queued on the compute stream; returns without waiting. On an error (`NttSize`,
+    /// `NttTooLarge`, `OutOfMemory` for the tables) nothing is queued and `v` is unchanged.
+    pub fn groth16_h_prepare(&self, v: &mut DeviceBuffer<Scalar>) -> Result<()> {
+        let log_n = checked_log_n(v.len())?;
+        let mut tables = self.lock();
+        self.groth16_h_tables(&mut tables, log_n, true, false)?;
+        self.queue_groth16_h_prepare(&tables, v, log_n)
+    }
+
+    /// The final part of [`Ntt::groth16_h`]: given the coset evaluations of A, B, C (what
+    /// [`Ntt::groth16_h_prepare`] leaves), leaves in `a` the coefficients (natural order) of
+    /// `h = (A B - C) / Z`: the pointwise kernel, one coset inverse DIF and one permutation. `b` and `c` are
+    /// only read. Queued on the compute stream; returns without waiting. Errors as for [`Ntt::groth16_h`]
+    /// (`NttBatchShape` for `b` or `c` not as long as `a`), with nothing queued and `a` unchanged.
+    pub fn groth16_h_combine(&self, a: &mut DeviceBuffer<Scalar>, b: &DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
+        let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
+        let mut tables = self.lock();
+        self.groth16_h_tables(&mut tables, log_n, false, true)?;
+        self.queue_groth16_h_combine(&tables, a, b, c, log_n)
+    }
+
+    /// Builds what the Groth16 building blocks read at size 2^log_n: for the per-vector part (`prepare`)
+    /// both twiddle tables and the n^-1 g^i powers, for the final part (`combine`) the inverse twiddles, the
+    /// n^-1 g^-i powers and 1 / Z on the coset.
+    fn groth16_h_tables(&self, tables: &mut Tables, log_n: u32, prepare: bool, combine: bool) -> Result<()> {
         if log_n > 0 {
-            let log_fwd = tables.twiddles[0].as_ref().map_or(log_n, |t| t.0);
-            let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
-            let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, None);
-            steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_fwd, Some(ScaleKind::InverseThenCoset)));
-            for v in [&mut *a, &mut *b, &mut *c] {
-                for step in &steps {
-                    self.launch_step(&tables, v, log_n, step)?;
-                }
+            if prepare {
+                self.twiddles(tables, log_n, Direction::Forward)?;
+                self.twiddles(tables, log_n, Direction::Inverse)?;
+                self.scale_tables(tables, log_n, ScaleKind::InverseThenCoset)?;
+            }
+            if combine {
+                self.twiddles(tables, log_n, Direction::Inverse)?;
+                self.scale_tables(tables, log_n, ScaleKind::CosetInverse)?;
             }
         }
+        if combine {
+            if let std::collections::hash_map::Entry::Vacant(slot) = tables.z_inv.entry(log_n) {
+                // g is not in the subgroup of order n, so g^n != 1 and Z is invertible on the coset.
+                let z = coset_generator().pow_vartime([1u64 << log_n]) - Scalar::ONE;
+                slot.insert(self.gpu.upload(&[z.invert().unwrap_or(Scalar::ZERO)])?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues [`Ntt::groth16_h_prepare`]'s passes (tables built, `v.len()` = 2^log_n checked).
+    fn queue_groth16_h_prepare(&self, tables: &Tables, v: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
+        if log_n == 0 {
+            // Size 1: both transforms are the identity (n^-1 = g^0 = 1).
+            return Ok(());
+        }
+        let log_fwd = tables.twiddles[0].as_ref().map_or(log_n, |t| t.0);
+        let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
+        let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, None);
+        steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_fwd, Some(ScaleKind::InverseThenCoset)));
+        for step in &steps {
+            self.launch_step(tables, v, log_n, step)?;
+        }
+        Ok(())
+    }
+
+    /// Queues [`Ntt::groth16_h_combine`]'s kernels (tables built, lengths 2^log_n checked).
+    fn queue_groth16_h_combine(
+        &self,
+        tables: &Tables,
+        a: &mut DeviceBuffer<Scalar>,
+        b: &DeviceBuffer<Scalar>,
+        c: &DeviceBuffer<Scalar>,
+        log_n: u32,
+    ) -> Result<()> {
+        let n = a.len();
         let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
         let count = n as u64;
         let mut launch = self.gpu.stream().launch_builder(&self.h_pointwise);
         launch.arg(a.raw_mut()).arg(b.raw()).arg(c.raw()).arg(z_inv.raw()).arg(&count);
-        // SAFETY: ntt_h_pointwise reads a, b, c (n elements each, distinct buffers) and z (one element) and
-        // writes a; grid-stride loop bounded by count = n.
+        // SAFETY: ntt_h_pointwise reads a, b, c (n elements each) and z (one element) and writes only a (a
+        // distinct buffer: it is borrowed mutably; b and c may be one buffer, both only read); grid-stride
+        // loop bounded by count = n.
         unsafe { launch.launch(self.elementwise_config(n)) }?;
         if log_n > 0 {
             let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
             let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse));
             steps.push(Step::Permute);
             for step in &steps {
-                self.launch_step(&tables, a, log_n, step)?;
+                self.launch_step(tables, a, log_n, step)?;
             }
         }
         Ok(())

@@ -6,8 +6,9 @@
 //! *assignment* (a scalar vector that several queries share: e.g. the aux assignment used by the A, B_G1 and L
 //! queries), its split into the points with scalar 1 (`ones`, a bitmap) and the rest (`tail`, the scalars with
 //! every 0 and 1 replaced by 0):
-//! - `h = (A·B − C) / Z` on the coset ([`crate::Ntt::groth16_h`]: 3 inverse NTTs, 3 coset NTTs, the
-//!   pointwise step, 1 coset inverse NTT) and `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
+//! - `h = (A·B − C) / Z` on the coset (the steps of [`crate::Ntt::groth16_h`]: per vector an inverse NTT and a
+//!   coset NTT, [`crate::Ntt::groth16_h_prepare`]; then the pointwise step and 1 coset inverse NTT,
+//!   [`crate::Ntt::groth16_h_combine`]) and `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
 //! - for every query of every assignment: the batch addition of the bases selected by `ones` plus the MSM of
 //!   `tail` over the same bases (a "tail MSM": mostly zeros, which the MSM skips), i.e. `Σ sᵢ·Pᵢ` over the
 //!   whole assignment. G1 and G2 queries (B_G2) alike.
@@ -20,9 +21,10 @@
 //! [`Ntt`], one [`Msm`] per MSM of a job and one [`BatchAdder`] per query, and `slots` (default 2) sets of
 //! device input buffers (a, b, c, tails, bitmaps). Job `k` uses slot `k mod slots`.
 //! - [`PartitionEngine::start`] queues the uploads on the **copy stream** (one copy per vector, in order a,
-//!   b, c, tails, bitmaps), makes the compute stream wait for `a` and queues the NTT chain (whose kernels on
-//!   b and c wait for their own uploads, so the NTTs of a overlap the upload of b), and returns when the
-//!   uploads are done: the caller may then refill its pinned buffers. It does not wait for compute.
+//!   b, c, tails, bitmaps) and the NTT chain on the compute stream: the transforms of `a` wait for the upload
+//!   of `a` only, those of `b` for `b`, those of `c` for `c` (explicit event waits), so the NTTs of a overlap
+//!   the upload of b, and so on; the final step waits for all three. It returns when the uploads are done:
+//!   the caller may then refill its pinned buffers. It does not wait for compute.
 //! - The MSM stage (H MSM, batch additions, tail MSMs) of job `k` is queued as soon as the engines are free,
 //!   i.e. once job `k − 1`'s results are collected ([`Msm`] holds one queued MSM at a time), which happens in
 //!   whichever of `start`/`finish` comes first. [`PartitionEngine::finish`] waits for the job's results.
@@ -40,15 +42,18 @@
 //! by the driver through its bounce buffer, at a fraction of the rate (the `pageable` bench variant).
 //!
 //! # Timing
-//! Every phase (each upload, the NTT chain, each MSM and batch addition, the result downloads) is bracketed by
-//! timing events ([`crate::profile`]) and resolved in `finish` into a [`PhaseReport`]: wall time, kernel time
-//! (compute-stream busy time, overlaps counted once), GPU busy fraction and achieved H2D GB/s. Phases are
-//! emitted as `tracing` events (target `zkgpu.profile`); host-side waits are `zkgpu.pipeline.*` spans.
-//! Before each stage the compute stream waits explicitly for the copies it needs first (`a` for the NTT
-//! chain, every input for the MSM stage), so a stage's start event is not reached while the stream still
-//! waits for them. The NTT phase can still contain a wait for b or c (see above), which then counts as busy;
-//! in a stream of jobs that happens only for the first (later inputs arrive during the previous job).
-//! Splitting `Ntt::groth16_h` into a per-vector part and a final part would let each be its own phase.
+//! Every phase (each upload, each part of the NTT chain, each MSM and batch addition, the result downloads) is
+//! bracketed by timing events ([`crate::profile`]) and resolved in `finish` into a [`PhaseReport`]: wall
+//! time, kernel time (compute-stream busy time, overlaps counted once), GPU busy fraction and achieved H2D
+//! GB/s. Phases are emitted as `tracing` events (target `zkgpu.profile`); host-side waits are
+//! `zkgpu.pipeline.*` spans.
+//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b`, `ntt.h.c` (one
+//! vector's inverse + coset NTT each) and `ntt.h.combine` (pointwise + coset inverse NTT); `msm.h`,
+//! `batch_add.{i}.g1.{q}`, `msm.tail.{i}.g1.{q}` (and `g2`); `d2h.h`, `d2h.results`.
+//! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
+//! `b` before `ntt.h.b`, `c` before `ntt.h.c`, every input before the MSM stage), so a phase's start event is
+//! not reached while the stream still waits for a copy: the wait shows as a gap between phases, not as busy
+//! time.
 //!
 //! # Errors
 //! Shapes are checked before anything is queued ([`PartitionShape::check`]): lengths of a, b, c (the engine's
@@ -672,23 +677,29 @@ impl<'g> PartitionEngine<'g> {
         let gpu = self.gpu;
         let compute = gpu.stream().clone();
         let s = &mut self.slots[slot];
+        // One event after each of a, b, c: each vector's transforms wait for its own upload only.
         upload(rec, transfer, "h2d.a", job.a, &mut s.a)?;
         let a_done = transfer.record_event(None)?;
         upload(rec, transfer, "h2d.b", job.b, &mut s.b)?;
+        let b_done = transfer.record_event(None)?;
         upload(rec, transfer, "h2d.c", job.c, &mut s.c)?;
+        let c_done = transfer.record_event(None)?;
         for (i, input) in job.assignments.iter().enumerate() {
             upload(rec, transfer, &format!("h2d.tail{i}"), input.tail, &mut s.tails[i])?;
             let words = s.ones[i].len();
             upload(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..words], &mut s.ones[i])?;
         }
         let inputs = transfer.record_event(None)?;
-        // Wait for `a` only: groth16_h transforms a, then b, then c, and cudarc's buffer events make b's and
-        // c's kernels wait for their own uploads, so the NTTs of a overlap the upload of b (and so on). The
-        // phase therefore includes any wait for b and c (only the first job of a batch has one; later jobs'
-        // inputs arrive while the previous job computes).
-        compute.wait(&a_done)?;
+        // Ntt::groth16_h in its parts, one phase each. The compute stream waits for a vector's upload before
+        // the phase's start event (the explicit form of what cudarc's buffer events would also enforce), so
+        // the NTTs of a overlap the upload of b (and so on) and no phase counts a wait for a copy as busy. The
+        // combine step runs after all three transforms, so after all three uploads.
         let ntt = &self.ntt;
-        rec.phase("ntt.groth16_h", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h(&mut s.a, &mut s.b, &mut s.c))?;
+        for (name, v, done) in [("ntt.h.a", &mut s.a, &a_done), ("ntt.h.b", &mut s.b, &b_done), ("ntt.h.c", &mut s.c, &c_done)] {
+            compute.wait(done)?;
+            rec.phase(name, PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(v))?;
+        }
+        rec.phase("ntt.h.combine", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_combine(&mut s.a, &s.b, &s.c))?;
         if let Some(h_out) = job.h_out {
             let copy = gpu.copy_stream().clone();
             copy.wait(&compute.record_event(None)?)?;

@@ -51,7 +51,7 @@ impl PhaseKind {
 /// One resolved phase: `[start_ms, end_ms)` since the epoch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
-    /// What ran, e.g. "h2d.a", "ntt.groth16_h", "msm.h".
+    /// What ran, e.g. "h2d.a", "ntt.h.a", "msm.h".
     pub name: String,
     pub kind: PhaseKind,
     /// Milliseconds since the epoch when the stream reached the phase's start.

@@ -1,6 +1,6 @@
 //! NTT on the GPU against the CPU reference (`zkgpu::ntt_cpu`): every configuration (direction, coset, four
 //! orderings) at every size 2^0..2^20, batches, round trips, host-slice API (pageable and pinned), the Groth16
-//! quotient sequence, typed errors with buffers left unchanged, and 16 outputs of 2^24 and 2^27 transforms
+//! quotient sequence (whole and as its building blocks), typed errors with buffers left unchanged, and 16 outputs of 2^24 and 2^27 transforms
 //! checked against the direct sum. Run with `cargo xtask test --gpu`; without a GPU these tests fail.
 mod common;
 
@@ -175,7 +175,36 @@ fn bad_shapes_are_typed_errors_and_leave_buffers_unchanged() {
     let mut b = gpu.upload(&input[..16]).unwrap();
     let mut c = gpu.upload(&input[..8]).unwrap();
     assert!(matches!(ntt.groth16_h(&mut a, &mut b, &mut c), Err(Error::NttBatchShape { len: 8, n: 16 })));
+    assert!(matches!(ntt.groth16_h_combine(&mut a, &b, &c), Err(Error::NttBatchShape { len: 8, n: 16 })));
+    assert!(matches!(ntt.groth16_h_combine(&mut a, &c, &b), Err(Error::NttBatchShape { len: 8, n: 16 })));
     assert_eq!(gpu.download(&a).unwrap(), input[..16].to_vec());
+    assert_eq!(gpu.download(&b).unwrap(), input[..16].to_vec());
+    // Groth16 inputs whose length is not a power of two (the building blocks check it too).
+    let (mut a, mut b, mut c) = (gpu.upload(&input).unwrap(), gpu.upload(&input).unwrap(), gpu.upload(&input).unwrap());
+    assert!(matches!(ntt.groth16_h(&mut a, &mut b, &mut c), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.groth16_h_prepare(&mut a), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.groth16_h_combine(&mut a, &b, &c), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.groth16_h_prepare(&mut empty), Err(Error::NttSize { n: 0 })));
+    for v in [&a, &b, &c] {
+        assert_eq!(gpu.download(v).unwrap(), input);
+    }
+}
+
+/// The CPU reference of `Ntt::groth16_h`: (h's coefficients, the coset evaluations of a, b, c).
+fn groth16_h_reference(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> (Vec<Scalar>, [Vec<Scalar>; 3]) {
+    // Coefficients, coset evaluations, (A B - C) / Z, coset interpolation.
+    let coset_evals = |v: &[Scalar]| {
+        let mut v = v.to_vec();
+        ntt_cpu::ntt(&mut v, NttConfig::inverse()).unwrap();
+        ntt_cpu::ntt(&mut v, NttConfig::forward().coset()).unwrap();
+        v
+    };
+    let n = a.len();
+    let (ea, eb, ec) = (coset_evals(a), coset_evals(b), coset_evals(c));
+    let z_inv = (ntt_cpu::coset_generator().pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
+    let mut h: Vec<Scalar> = (0..n).map(|i| (ea[i] * eb[i] - ec[i]) * z_inv).collect();
+    ntt_cpu::ntt(&mut h, NttConfig::inverse().coset()).unwrap();
+    (h, [ea, eb, ec])
 }
 
 #[test]
@@ -187,22 +216,46 @@ fn groth16_h_matches_the_reference() {
     for log_n in [0u32, 1, 4, 10, 15, 20] {
         let n = 1usize << log_n;
         let (a, b, c) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n), random_scalars(&mut rng, n));
-        // Reference: coefficients, coset evaluations, (A B - C) / Z, coset interpolation.
-        let coset_evals = |v: &[Scalar]| {
-            let mut v = v.to_vec();
-            ntt_cpu::ntt(&mut v, NttConfig::inverse()).unwrap();
-            ntt_cpu::ntt(&mut v, NttConfig::forward().coset()).unwrap();
-            v
-        };
-        let (ea, eb, ec) = (coset_evals(&a), coset_evals(&b), coset_evals(&c));
-        let z_inv = (ntt_cpu::coset_generator().pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
-        let mut expected: Vec<Scalar> = (0..n).map(|i| (ea[i] * eb[i] - ec[i]) * z_inv).collect();
-        ntt_cpu::ntt(&mut expected, NttConfig::inverse().coset()).unwrap();
+        let (expected, [_, eb, _]) = groth16_h_reference(&a, &b, &c);
 
         let (mut da, mut db, mut dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
         ntt.groth16_h(&mut da, &mut db, &mut dc).unwrap();
         assert!(gpu.download(&da).unwrap() == expected, "h at 2^{log_n}");
         assert!(gpu.download(&db).unwrap() == eb, "coset evaluations of b at 2^{log_n}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn groth16_h_building_blocks_compose_to_groth16_h() {
+    let gpu = common::gpu::gpu();
+    // Two engines, so that the building blocks build their own tables (none left by groth16_h).
+    let (blocks, whole) = (Ntt::new(&gpu).unwrap(), Ntt::new(&gpu).unwrap());
+    let mut rng = common::seeded_rng("groth16_h_building_blocks_compose_to_groth16_h");
+    // Ascending sizes: the twiddle tables are rebuilt larger along the way.
+    for log_n in [0u32, 1, 4, 10, 15, 20] {
+        let n = 1usize << log_n;
+        let (a, b, c) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n), random_scalars(&mut rng, n));
+        let (expected, coset) = groth16_h_reference(&a, &b, &c);
+
+        // prepare x 3 (in another order than groth16_h's: the vectors are independent), then combine.
+        let (mut da, mut db, mut dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
+        for v in [&mut dc, &mut da, &mut db] {
+            blocks.groth16_h_prepare(v).unwrap();
+        }
+        for (v, e, name) in [(&da, &coset[0], "a"), (&db, &coset[1], "b"), (&dc, &coset[2], "c")] {
+            assert!(gpu.download(v).unwrap() == *e, "prepare: coset evaluations of {name} at 2^{log_n}");
+        }
+        blocks.groth16_h_combine(&mut da, &db, &dc).unwrap();
+        let h = gpu.download(&da).unwrap();
+        assert!(h == expected, "prepare + combine: h at 2^{log_n}");
+        assert!(gpu.download(&db).unwrap() == coset[1] && gpu.download(&dc).unwrap() == coset[2], "combine only reads b and c");
+
+        // The same as groth16_h, buffer for buffer.
+        let (mut wa, mut wb, mut wc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
+        whole.groth16_h(&mut wa, &mut wb, &mut wc).unwrap();
+        assert!(gpu.download(&wa).unwrap() == h, "groth16_h and its building blocks at 2^{log_n}");
+        assert!(gpu.download(&wb).unwrap() == coset[1] && gpu.download(&wc).unwrap() == coset[2], "b, c at 2^{log_n}");
     }
 }
 

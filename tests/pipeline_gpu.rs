@@ -26,6 +26,19 @@ use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::profile::PhaseKind;
 use zkgpu::{Error, Gpu, PinnedBuffer, PinnedMode, PinnedPool};
 
+/// Tests run on parallel threads. The two that compare the device's free memory before and after (the soak
+/// and the OOM test) hold this lock exclusively and every other test holds it shared, so no other test's
+/// allocations can move their numbers.
+static DEVICE_MEMORY: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn shared_device_memory() -> std::sync::RwLockReadGuard<'static, ()> {
+    DEVICE_MEMORY.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn exclusive_device_memory() -> std::sync::RwLockWriteGuard<'static, ()> {
+    DEVICE_MEMORY.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// A partition's proving key on the host: H query, three G1 queries on assignment 0, one G2 query on
 /// assignment 1 (when `g2`).
 struct HostSrs {
@@ -117,6 +130,7 @@ impl PinnedJob {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn job_matches_the_reference() {
+    let _memory = shared_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("job_matches_the_reference");
     let pool = PinnedPool::new(&gpu, PinnedMode::ReadBack, None);
@@ -138,17 +152,33 @@ fn job_matches_the_reference() {
         assert!(r.d2h_bytes >= n * 32, "h and the results are downloads");
         assert!(r.wall_ms > 0.0 && r.kernel_ms > 0.0 && r.gpu_busy > 0.0 && r.gpu_busy <= 1.0, "{r:?}");
         assert!(r.h2d_gbps > 0.0);
-        for name in ["h2d.a", "h2d.b", "h2d.c", "h2d.tail0", "h2d.ones0", "ntt.groth16_h", "msm.h", "batch_add.0.g1.0", "msm.tail.0.g1.2", "d2h.h"] {
+        for name in [
+            "h2d.a", "h2d.b", "h2d.c", "h2d.tail0", "h2d.ones0", "ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.combine", "msm.h",
+            "batch_add.0.g1.0", "msm.tail.0.g1.2", "d2h.h",
+        ] {
             assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing: {:?}", r.phases);
         }
         assert!(r.phases.iter().all(|p| p.end_ms >= p.start_ms));
-        let ntt = r.phases.iter().find(|p| p.name == "ntt.groth16_h").unwrap();
-        let a = r.phases.iter().find(|p| p.name == "h2d.a").unwrap();
-        let tail = r.phases.iter().find(|p| p.name == "h2d.tail0").unwrap();
-        let msm = r.phases.iter().find(|p| p.name == "msm.h").unwrap();
-        assert!(ntt.start_ms >= a.end_ms - 1e-3, "the NTTs start after a is uploaded");
+        let phase = |name: &str| r.phases.iter().find(|p| p.name == name).unwrap();
+        // Each vector's transforms start after its own upload; the combine step after all three transforms.
+        for v in ["a", "b", "c"] {
+            let (ntt, up) = (phase(&format!("ntt.h.{v}")), phase(&format!("h2d.{v}")));
+            assert!(ntt.start_ms >= up.end_ms - 1e-3, "the NTTs of {v} start after {v} is uploaded");
+            assert_eq!(ntt.kind, PhaseKind::Kernel);
+            assert!(ntt.ms() > 0.0, "ntt.h.{v} takes time: {ntt:?}");
+        }
+        let combine = phase("ntt.h.combine");
+        assert_eq!(combine.kind, PhaseKind::Kernel);
+        assert!(combine.ms() > 0.0, "ntt.h.combine takes time: {combine:?}");
+        assert!(phase("ntt.h.b").start_ms >= phase("ntt.h.a").end_ms - 1e-3);
+        assert!(phase("ntt.h.c").start_ms >= phase("ntt.h.b").end_ms - 1e-3);
+        assert!(combine.start_ms >= phase("ntt.h.c").end_ms - 1e-3, "the combine step runs after the three transforms");
+        assert!(phase("d2h.h").start_ms >= combine.end_ms - 1e-3, "h is downloaded after it is computed");
+        let (tail, msm) = (phase("h2d.tail0"), phase("msm.h"));
         assert!(msm.start_ms >= tail.end_ms - 1e-3, "the MSM stage starts after the tails are uploaded");
-        assert_eq!(ntt.kind, PhaseKind::Kernel);
+        assert!(msm.start_ms >= combine.end_ms - 1e-3, "the H MSM starts after h is computed");
+        let ntt_sum: f64 = ["ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.combine"].iter().map(|n| phase(n).ms()).sum();
+        assert!((r.kernel_ms_of("ntt.") - ntt_sum).abs() < 1e-9, "the NTT phases are all under ntt.");
         println!("2^{log_n}: {:.2} ms wall, busy {:.2}, H2D {:.1} GB/s", r.wall_ms, r.gpu_busy, r.h2d_gbps);
     }
 }
@@ -172,6 +202,12 @@ fn jobs_in_flight(config: PartitionConfig, name: &str) {
     for k in [2usize, 0, 3, 1] {
         let out = engine.finish(tickets[k].take().unwrap()).unwrap();
         assert_eq!(out.results, host.reference(&data[k]).0, "{name}: job {k}");
+        // Whatever the streams, each vector's transforms are one phase that starts after its own upload.
+        let phase = |p: &str| out.report.phases.iter().find(|q| q.name == p).unwrap_or_else(|| panic!("{name}: job {k}: no {p}"));
+        for v in ["a", "b", "c"] {
+            assert!(phase(&format!("ntt.h.{v}")).start_ms >= phase(&format!("h2d.{v}")).end_ms - 1e-3, "{name}: job {k}: ntt.h.{v}");
+        }
+        assert!(phase("ntt.h.combine").start_ms >= phase("ntt.h.c").end_ms - 1e-3, "{name}: job {k}");
     }
     assert_eq!(engine.in_flight(), 0);
 }
@@ -179,12 +215,14 @@ fn jobs_in_flight(config: PartitionConfig, name: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn several_jobs_in_flight_two_streams() {
+    let _memory = shared_device_memory();
     jobs_in_flight(PartitionConfig::default(), "several_jobs_in_flight_two_streams");
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn several_jobs_in_flight_one_stream_one_slot() {
+    let _memory = shared_device_memory();
     jobs_in_flight(PartitionConfig { streams: StreamMode::One, slots: 1, ..Default::default() }, "one_stream_one_slot");
     jobs_in_flight(PartitionConfig { slots: 3, ..Default::default() }, "two_streams_three_slots");
 }
@@ -192,6 +230,7 @@ fn several_jobs_in_flight_one_stream_one_slot() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn bad_input_is_a_typed_error_and_changes_nothing() {
+    let _memory = shared_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("bad_input_is_a_typed_error_and_changes_nothing");
     let n = 1 << 10;
@@ -244,6 +283,7 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn pinned_pool_exhaustion_is_typed_and_recovers() {
+    let _memory = shared_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("pinned_pool_exhaustion_is_typed_and_recovers");
     let n = 1 << 10;
@@ -266,6 +306,7 @@ fn pinned_pool_exhaustion_is_typed_and_recovers() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn device_oom_is_typed_and_frees_everything() {
+    let _memory = exclusive_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("device_oom_is_typed_and_frees_everything");
     let n = 1 << 16;
@@ -312,6 +353,7 @@ fn split_equals_one_gpu(gpus: &[Gpu], name: &str) {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn split_msm_over_two_handles_of_one_gpu() {
+    let _memory = shared_device_memory();
     // Exercises the split and the host-side sum on any machine (both parts on GPU 0).
     let gpus = vec![gpu(), gpu()];
     split_equals_one_gpu(&gpus, "split_msm_over_two_handles_of_one_gpu");
@@ -320,6 +362,7 @@ fn split_msm_over_two_handles_of_one_gpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn split_msm_over_two_gpus_equals_one_gpu() {
+    let _memory = shared_device_memory();
     let count = Gpu::count().unwrap_or(0);
     if count < 2 {
         println!("SKIPPED split_msm_over_two_gpus_equals_one_gpu: {count} GPU(s) visible, this test needs 2");
@@ -332,6 +375,7 @@ fn split_msm_over_two_gpus_equals_one_gpu() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn prover_pool_spreads_jobs() {
+    let _memory = shared_device_memory();
     // All visible GPUs; with one GPU, two engines on it (the spreading logic is the same).
     let gpus = match Gpu::all().unwrap() {
         g if g.len() >= 2 => g,
@@ -360,6 +404,7 @@ fn prover_pool_spreads_jobs() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn soak_200_jobs_memory_flat() {
+    let _memory = exclusive_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("soak_200_jobs_memory_flat");
     let n = 1 << 10;

@@ -1,6 +1,7 @@
 //! `pipeline_partition`: Groth16 partition jobs through `zkgpu::pipeline::PartitionEngine`, end to end from
-//! host memory: upload a, b, c and the assignment split, 7 NTTs + pointwise (`Ntt::groth16_h`), the H MSM,
-//! and per G1 query (A, B_G1, L) a batch addition of the scalar-1 points plus a tail MSM of the rest.
+//! host memory: upload a, b, c and the assignment split, 7 NTTs + pointwise (the steps of `Ntt::groth16_h`:
+//! `groth16_h_prepare` per vector as soon as it is uploaded, then `groth16_h_combine`), the H MSM, and per
+//! G1 query (A, B_G1, L) a batch addition of the scalar-1 points plus a tail MSM of the rest.
 //!
 //! Shape at 2^k: a, b, c of 2^k; H query 2^k bases; one assignment of 2^k scalars with a Filecoin-like mix
 //! (~45 % zeros, ~45 % ones → batch addition, ~10 % random → tail MSM) shared by three G1 queries of 2^k
@@ -20,7 +21,8 @@
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
 //! with an H2D copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <=
-//! 1.1), `ms_per_job`, `jobs`, `ntt_ms` and `msm_h_ms` (per job), `peak_bytes` (engine device memory).
+//! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases) and `msm_h_ms` (per job), `peak_bytes`
+//! (engine device memory).
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
