@@ -239,3 +239,74 @@ fn fq2_mul_lowreg_matches_blstrs() {
         assert_eq!(got.to_ref(), *x * *y, "{x:?} * {y:?}");
     }
 }
+
+/// Inputs that stress the divstep inversion: small integers, powers of two, p − 2^k, 2^k − 1, all-ones words
+/// (as raw Montgomery limbs, i.e. the integers the divsteps see), then seeded random elements.
+fn inversion_inputs<const N: usize>(p: [u32; N], rng: &mut ChaCha20Rng, random: usize) -> Vec<[u32; N]> {
+    let sub = |a: [u32; N], b: [u32; N]| {
+        let mut d = [0u32; N];
+        let mut borrow = 0u64;
+        for k in 0..N {
+            let t = (a[k] as u64).wrapping_sub(b[k] as u64 + borrow);
+            d[k] = t as u32;
+            borrow = t >> 63;
+        }
+        d
+    };
+    let bits = 32 * N as u32 - p[N - 1].leading_zeros();
+    let mut out = Vec::new();
+    for v in [0u32, 1, 2, 3, 5, 7, u32::MAX] {
+        let mut l = [0u32; N];
+        l[0] = v;
+        out.push(l);
+        out.push(sub(p, l));
+    }
+    for k in 0..bits - 1 {
+        let mut pow = [0u32; N];
+        pow[(k / 32) as usize] = 1 << (k % 32);
+        out.push(pow);
+        out.push(sub(p, pow));
+        let mut one = [0u32; N];
+        one[0] = 1;
+        out.push(sub(pow, one)); // 2^k − 1
+    }
+    for _ in 0..random {
+        let mut l = [0u32; N];
+        for w in l.iter_mut() {
+            *w = rng.next_u32();
+        }
+        if bits % 32 != 0 {
+            l[N - 1] &= (1u32 << (bits % 32)) - 1; // below 2^bits
+        }
+        if !less_limbs(&l, &p) {
+            l = sub(l, p);
+        }
+        out.push(l);
+    }
+    out.retain(|l| less_limbs(l, &p));
+    out
+}
+
+/// The divstep inversion (`Field::inverse`) against Fermat (`inverse_fermat`) and `a · a⁻¹ = 1`, on the
+/// stress inputs above, for Fr and Fq; and the step bound it relies on (Bernstein–Yang, Theorem 11.2).
+#[test]
+fn divstep_inverse_matches_fermat() {
+    use zkgpu_kernels::field::{inverse::divstep_bound, Field};
+    assert_eq!((divstep_bound(255), divstep_bound(381)), (738, 1101));
+    let mut rng = common::seeded_rng("divstep_inverse_matches_fermat");
+    macro_rules! check {
+        ($f:ty) => {
+            let inputs = inversion_inputs(<$f>::MODULUS, &mut rng, 4000);
+            assert!(inputs.len() > 4000);
+            for l in inputs {
+                let a = <$f>::from_limbs(l);
+                let inv = a.inverse();
+                assert_eq!(inv, a.inverse_fermat(), "{} limbs {l:08x?}", stringify!($f));
+                let want = if a.is_zero() { <$f as Field>::ZERO } else { <$f as Field>::ONE };
+                assert_eq!(a.mul(&inv), want, "{} limbs {l:08x?}", stringify!($f));
+            }
+        };
+    }
+    check!(Fr);
+    check!(Fq);
+}

@@ -150,6 +150,7 @@ mod tests {
             max_ms: 1.0,
             reps: 5,
             gmul_s: Some(27.4 * 1.5),
+            ginv_s: None,
             gbps: None,
             extra: Default::default(),
         };

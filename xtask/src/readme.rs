@@ -74,17 +74,19 @@ fn tables(results: &Results) -> String {
     md
 }
 
-/// "27.4 G mul/s (96%) · 157.0 ms" for multiplication on an H200, "12.1 GB/s · 88.0 ms", or "4.750 ms".
+/// "27.4 G mul/s (96%) · 157.0 ms" for multiplication on an H200, "0.41 G inv/s · 10.2 ms" for inversion,
+/// "12.1 GB/s · 88.0 ms", or "4.750 ms".
 fn cell(results: &Results, row: &Row) -> String {
     let ms = row.median_ms;
     let digits = if ms >= 100.0 { 0 } else if ms >= 10.0 { 1 } else if ms >= 1.0 { 2 } else { 3 };
     let time = format!("{ms:.digits$} ms");
-    match (row.gmul_s, row.gbps) {
-        (Some(g), _) => match peers::h200_imad_bound_gmul_s(&row.op).filter(|_| results.gpu.contains("H200")) {
+    match (row.gmul_s, row.ginv_s, row.gbps) {
+        (Some(g), _, _) => match peers::h200_imad_bound_gmul_s(&row.op).filter(|_| results.gpu.contains("H200")) {
             Some(bound) => format!("{g:.1} G mul/s ({:.0}%) · {time}", 100.0 * g / bound),
             None => format!("{g:.2} G mul/s · {time}"),
         },
-        (None, Some(g)) => format!("{g:.1} GB/s · {time}"),
+        (None, Some(g), _) => format!("{g:.2} G inv/s · {time}"),
+        (None, None, Some(g)) => format!("{g:.1} GB/s · {time}"),
         _ => time,
     }
 }

@@ -1,7 +1,8 @@
 //! The benchmark results file (`benches/results/<gpu>.json`), in the schema of `shared/design.md`:
 //! `{"gpu", "driver", "commit", "date", "rows": [{"op", "variant", "log_n", "inputs", "median_ms", "min_ms",
-//! "max_ms", "reps", ...}]}` with op-specific extras (`gmul_s` for multiplication throughput, `gbps` for
-//! transfers, `gpu_busy`/`h2d_gbps` for pipelines). Unknown fields are kept, so old files round-trip.
+//! "max_ms", "reps", ...}]}` with op-specific extras (`gmul_s` for multiplication throughput, `ginv_s` for
+//! inversion throughput, `gbps` for transfers, `gpu_busy`/`h2d_gbps` for pipelines). Unknown fields are kept,
+//! so old files round-trip.
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -34,6 +35,9 @@ pub struct Row {
     /// Field multiplications per second, in billions (mul_* ops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gmul_s: Option<f64>,
+    /// Field inversions per second, in billions (inv_* ops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ginv_s: Option<f64>,
     /// Transfer rate in GB/s (h2d/d2h ops).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gbps: Option<f64>,

@@ -8,6 +8,7 @@
 // Production module.
 #[cfg(not(feature = "test-kernels"))]
 mod batch_add;
+mod bench_inv;
 mod bench_mul;
 #[cfg(not(feature = "test-kernels"))]
 mod msm;

@@ -13,6 +13,7 @@
 //! check the very instructions the GPU runs.
 
 pub mod asm;
+pub mod inverse;
 pub mod mont;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod ptx_emu;

@@ -36,8 +36,11 @@ macro_rules! prime_field {
             pub const R: [u32; $n] = [$($r),*];
             /// R^2 mod p (converts canonical values into Montgomery form).
             pub const R2: [u32; $n] = [$($r2),*];
-            /// Fermat exponent p - 2 for inversion.
+            /// Fermat exponent p - 2 for the portable (reference) inversion.
             const P_MINUS_2: [u32; $n] = $crate::field::mont::sub_small([$($p),*], 2);
+            /// The modulus in the divstep inversion's 30-bit limbs (`Field::inverse`).
+            const DIVSTEP_MODULUS: $crate::field::inverse::Modulus<$n, { 32 * $n / 30 + 1 }> =
+                $crate::field::inverse::Modulus::new([$($p),*], $inv);
 
             /// Wraps Montgomery-form limbs (must be < p; not checked, as on the GPU there is no one to tell).
             #[inline(always)]
@@ -93,6 +96,17 @@ macro_rules! prime_field {
             #[inline(always)]
             pub fn inverse_portable(&self) -> Self {
                 self.pow_with(&Self::P_MINUS_2, Self::mul_portable, Self::square_portable)
+            }
+
+            /// Inverse by Fermat (`a^(p−2)`) with the default multiplication (the asm chains on the GPU): what
+            /// `Field::inverse` was before the divsteps, kept as the benchmarks' comparison point; `0 -> 0`.
+            #[inline(always)]
+            pub fn inverse_fermat(&self) -> Self {
+                self.pow_with(
+                    &Self::P_MINUS_2,
+                    <Self as $crate::field::Field>::mul,
+                    <Self as $crate::field::Field>::square,
+                )
             }
 
             /// Square-and-multiply over a public exponent, with the multiplication given explicitly so the
@@ -190,13 +204,12 @@ macro_rules! prime_field {
                 #[cfg(not(target_arch = "nvptx64"))]
                 return self.square_portable();
             }
+            /// Divsteps ([`crate::field::inverse`]) give the integer `(aR)⁻¹ = a⁻¹R⁻¹`; two Montgomery products
+            /// by `R²` turn it into `a⁻¹R`, the Montgomery form of `a⁻¹`.
             #[inline(always)]
             fn inverse(&self) -> Self {
-                self.pow_with(
-                    &Self::P_MINUS_2,
-                    <Self as $crate::field::Field>::mul,
-                    <Self as $crate::field::Field>::square,
-                )
+                let r2 = Self(Self::R2);
+                Self($crate::field::inverse::invert(&self.0, &Self::DIVSTEP_MODULUS)).mul(&r2).mul(&r2)
             }
             #[inline(always)]
             fn is_zero(&self) -> bool {

@@ -213,6 +213,7 @@ fn measure(
         max_ms: times[times.len() - 1],
         reps: args.reps,
         gmul_s: case.muls_per_run().map(|m| m / (median * 1e-3) / 1e9),
+        ginv_s: case.invs_per_run().map(|m| m / (median * 1e-3) / 1e9),
         gbps: case.bytes_per_run().map(|b| b / (median * 1e-3) / 1e9),
         extra: case.extra(),
     })

@@ -38,6 +38,8 @@ pub fn write_svg(results: &Results, path: &Path) -> Result<()> {
         draw_panel(&panels[2 * k], &format!("{title}: median time"), "median ms", &rows, |r| Some(r.median_ms), None, false, None)?;
         let (label, unit_of): (&str, fn(&Row) -> Option<f64>) = if rows.iter().any(|r| r.gmul_s.is_some()) {
             ("G mul/s", |r| r.gmul_s)
+        } else if rows.iter().any(|r| r.ginv_s.is_some()) {
+            ("G inv/s", |r| r.ginv_s)
         } else if rows.iter().any(|r| r.gbps.is_some()) {
             ("GB/s", |r| r.gbps)
         } else {
@@ -200,6 +202,7 @@ mod tests {
             max_ms: 1.0 / gmul_s,
             reps: 5,
             gmul_s: Some(gmul_s),
+            ginv_s: None,
             gbps: None,
             extra: Default::default(),
         };

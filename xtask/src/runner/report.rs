@@ -41,8 +41,8 @@ pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) 
     }
 }
 
-/// "27.1 G mul/s (95% IMAD)" on an H200, "27.1 G mul/s" elsewhere, "12.0 GB/s" for transfers,
-/// "busy 99% H2D 55.3 GB/s" for pipelines (their `gpu_busy` and `h2d_gbps` fields).
+/// "27.1 G mul/s (95% IMAD)" on an H200, "27.1 G mul/s" elsewhere, "1.20 G inv/s" for inversions, "12.0 GB/s"
+/// for transfers, "busy 99% H2D 55.3 GB/s" for pipelines (their `gpu_busy` and `h2d_gbps` fields).
 fn throughput(results: &Results, row: &Row) -> String {
     let field = |name: &str| row.extra.get(name).and_then(serde_json::Value::as_f64);
     if let (Some(busy), Some(h2d)) = (field("gpu_busy"), field("h2d_gbps")) {
@@ -54,6 +54,13 @@ fn throughput(results: &Results, row: &Row) -> String {
             Some(b) => format!("{g:.2} G mul/s ({:.0}% IMAD)", 100.0 * g / b),
             None if g < 1.0 => format!("{:.1} M mul/s", g * 1e3),
             None => format!("{g:.2} G mul/s"),
+        };
+    }
+    if let Some(g) = row.ginv_s {
+        return match g {
+            g if g >= 1.0 => format!("{g:.2} G inv/s"),
+            g if g >= 1e-3 => format!("{:.2} M inv/s", g * 1e3),
+            g => format!("{:.1} k inv/s", g * 1e6),
         };
     }
     row.gbps.map(|g| format!("{g:.1} GB/s")).unwrap_or_default()
@@ -108,10 +115,19 @@ mod tests {
                 {"op": "pipeline_partition", "variant": "pinned-2stream", "log_n": 24, "inputs": "pinned",
                  "median_ms": 1, "min_ms": 1, "max_ms": 1, "reps": 3, "gpu_busy": 0.992, "h2d_gbps": 55.27},
                 {"op": "msm_g1", "variant": "auto", "log_n": 24, "inputs": "device", "median_ms": 1, "min_ms": 1,
-                 "max_ms": 1, "reps": 7, "window_bits": 19}]}"#,
+                 "max_ms": 1, "reps": 7, "window_bits": 19},
+                {"op": "inv_fq", "variant": "divsteps", "log_n": 20, "inputs": "device", "median_ms": 1,
+                 "min_ms": 1, "max_ms": 1, "reps": 7, "ginv_s": 0.41, "iters": 4},
+                {"op": "inv_fr", "variant": "divsteps", "log_n": 20, "inputs": "device", "median_ms": 1,
+                 "min_ms": 1, "max_ms": 1, "reps": 7, "ginv_s": 1.5, "iters": 4},
+                {"op": "inv_fq", "variant": "fermat", "log_n": 12, "inputs": "host", "median_ms": 1,
+                 "min_ms": 1, "max_ms": 1, "reps": 7, "ginv_s": 0.0000331, "iters": 2}]}"#,
         )
         .unwrap();
         let column: Vec<String> = results.rows.iter().map(|r| super::throughput(&results, r)).collect();
-        assert_eq!(column, ["55.2 GB/s", "busy 99% H2D 55.3 GB/s", ""]);
+        assert_eq!(
+            column,
+            ["55.2 GB/s", "busy 99% H2D 55.3 GB/s", "", "410.00 M inv/s", "1.50 G inv/s", "33.1 k inv/s"]
+        );
     }
 }

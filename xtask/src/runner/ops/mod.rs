@@ -3,6 +3,7 @@
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
 //! change. Ratios to sppark come from `xtask::peers` by op name.
 pub mod batch_add;
+pub mod inv;
 pub mod msm;
 pub mod mul;
 pub mod ntt;
@@ -65,6 +66,10 @@ pub trait Case {
     fn muls_per_run(&self) -> Option<f64> {
         None
     }
+    /// Inversions per run (for G inv/s), if the op counts them.
+    fn invs_per_run(&self) -> Option<f64> {
+        None
+    }
     /// Bytes moved per run (for GB/s), if the op is a transfer.
     fn bytes_per_run(&self) -> Option<f64> {
         None
@@ -80,6 +85,8 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
     let fixed: Vec<Box<dyn BenchOp>> = vec![
         Box::new(mul::MulOp::<mul::FqSpec>::default()),
         Box::new(mul::MulOp::<mul::FrSpec>::default()),
+        Box::new(inv::InvOp::<mul::FqSpec>::default()),
+        Box::new(inv::InvOp::<mul::FrSpec>::default()),
         Box::new(transfer::TransferOp(transfer::Direction::HostToDevice)),
         Box::new(transfer::TransferOp(transfer::Direction::DeviceToHost)),
     ];

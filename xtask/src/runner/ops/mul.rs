@@ -272,7 +272,7 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
 }
 
 /// Evenly spread sample positions (first and last included), shifted by the seed.
-fn sample_indices(n: usize, seed: u64) -> Vec<usize> {
+pub fn sample_indices(n: usize, seed: u64) -> Vec<usize> {
     let count = SAMPLES.min(n);
     let mut idx: Vec<usize> = (0..count).map(|k| (k * n / count + seed as usize % (n / count).max(1)) % n).collect();
     idx.push(n - 1);

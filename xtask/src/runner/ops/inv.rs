@@ -1,0 +1,355 @@
+//! `inv_fq`, `inv_fr`: field inversion throughput. Each of n threads (GPU) or elements (CPU) runs a dependent
+//! chain `x = (x + y)⁻¹`, `iters` times (adding `y` keeps the chain from collapsing, as `inv(inv(x)) = x`).
+//! Throughput is reported as G inv/s (`ginv_s` in the JSON row) = n · iters / time.
+//!
+//! GPU variants, kernels `bench_inv_{fq,fr}_<variant>(x, y, iters, n)`: `divsteps` (`Field::inverse`,
+//! Bernstein–Yang; the baseline) and `fermat` (`inverse_fermat`: `a^(p−2)` with the asm multiplication, the
+//! implementation divsteps replaced). Both use the same chain length, so the table's "vs base" column is the
+//! speed ratio.
+//! CPU variants (used when no GPU is present): `divsteps` and `fermat` (zkgpu's host build of the same code;
+//! `divsteps` is the baseline, as on the GPU) and `blstrs` (blst's constant-time inversion).
+//! Not in the default sweep: name it (`cargo xtask bench inv`).
+//!
+//! Verification: after the timed runs, sampled elements are recomputed on the host with blstrs (`0⁻¹ = 0`,
+//! as the kernels), and the `blstrs` CPU variant against zkgpu's host divsteps.
+use super::mul::{ChainElem, FqSpec, FrSpec, MulSpec, random_elements, sample_indices};
+use super::{BenchOp, Case, CaseOptions, Target};
+use crate::Result;
+use cudarc::driver::{CudaFunction, PushKernelArg};
+use rayon::prelude::*;
+use std::marker::PhantomData;
+use std::time::Instant;
+use zkgpu::{DeviceBuffer, Gpu};
+use zkgpu_kernels::field::{Field, Fq, Fr};
+
+/// Inversions per GPU thread per run. Fermat costs ~570 Fq (~380 Fr) multiplications per inversion, so at
+/// 2^20 threads one Fq `fermat` run is ~0.1 s on an H200 (~27 G mul/s) and `divsteps` a fraction of that;
+/// at 2^16 the `divsteps` runs still last far longer than a launch.
+const GPU_ITERS: u32 = 4;
+/// Inversions per CPU element per run: the default CPU sizes finish in seconds on two cores.
+const CPU_ITERS: u32 = 2;
+const GPU_BLOCK: u32 = 256;
+const GPU_VARIANTS: &[&str] = &["divsteps", "fermat"];
+const CPU_VARIANTS: &[&str] = &["divsteps", "fermat", "blstrs"];
+
+/// The inversion chain step `(a + y)⁻¹` (with `0⁻¹ = 0`) in each implementation, per field.
+pub trait InvSpec: MulSpec {
+    const INV_OP: &'static str;
+    const INV_ABOUT: &'static str;
+    /// zkgpu's `Field::inverse` (divsteps), host build.
+    fn step_divsteps(a: &Self::Host, y: &Self::Host) -> Self::Host;
+    /// zkgpu's `inverse_fermat`, host build.
+    fn step_fermat(a: &Self::Host, y: &Self::Host) -> Self::Host;
+    /// blstrs's `invert` (the independent reference).
+    fn step_blstrs(a: &Self::Blst, y: &Self::Blst) -> Self::Blst;
+}
+
+/// blstrs's step; `invert` is `None` for 0, mapped to 0 as zkgpu's inversions do.
+fn blstrs_step<B: ff::Field>(a: &B, y: &B) -> B {
+    Option::<B>::from((*a + *y).invert()).unwrap_or(B::ZERO)
+}
+
+impl InvSpec for FqSpec {
+    const INV_OP: &'static str = "inv_fq";
+    const INV_ABOUT: &'static str = "Fq (381-bit) inversion throughput (divsteps vs Fermat), dependent chains";
+    fn step_divsteps(a: &Fq, y: &Fq) -> Fq {
+        Field::inverse(&Field::add(a, y))
+    }
+    fn step_fermat(a: &Fq, y: &Fq) -> Fq {
+        Field::add(a, y).inverse_fermat()
+    }
+    fn step_blstrs(a: &blstrs::Fp, y: &blstrs::Fp) -> blstrs::Fp {
+        blstrs_step(a, y)
+    }
+}
+
+impl InvSpec for FrSpec {
+    const INV_OP: &'static str = "inv_fr";
+    const INV_ABOUT: &'static str = "Fr (255-bit) inversion throughput (divsteps vs Fermat), dependent chains";
+    fn step_divsteps(a: &Fr, y: &Fr) -> Fr {
+        Field::inverse(&Field::add(a, y))
+    }
+    fn step_fermat(a: &Fr, y: &Fr) -> Fr {
+        Field::add(a, y).inverse_fermat()
+    }
+    fn step_blstrs(a: &blstrs::Scalar, y: &blstrs::Scalar) -> blstrs::Scalar {
+        blstrs_step(a, y)
+    }
+}
+
+/// The chain `x ← step(x, y)`, `count` times, in the implementation `E` (the reference for sampled checks).
+fn chain<S: MulSpec, E: ChainElem<S>>(x: &S::Limbs, y: &S::Limbs, count: u64, step: fn(&E, &E) -> E) -> S::Limbs {
+    let (mut acc, y) = (E::from_limbs(x), E::from_limbs(y));
+    for _ in 0..count {
+        acc = step(&acc, &y);
+    }
+    acc.limbs()
+}
+
+pub struct InvOp<S>(PhantomData<S>);
+
+impl<S> Default for InvOp<S> {
+    fn default() -> Self {
+        InvOp(PhantomData)
+    }
+}
+
+impl<S: InvSpec> BenchOp for InvOp<S> {
+    fn name(&self) -> &'static str {
+        S::INV_OP
+    }
+    fn about(&self) -> &'static str {
+        S::INV_ABOUT
+    }
+    fn variants(&self, target: Target) -> &'static [&'static str] {
+        match target {
+            Target::Gpu => GPU_VARIANTS,
+            Target::Cpu => CPU_VARIANTS,
+        }
+    }
+    fn in_default_sweep(&self) -> bool {
+        false
+    }
+    fn default_sizes(&self, target: Target) -> &'static [u32] {
+        match target {
+            Target::Gpu => &[16, 18, 20],
+            Target::Cpu => &[8, 10, 12],
+        }
+    }
+    fn kernels(&self, variant: &str) -> Vec<String> {
+        vec![format!("bench_inv_{}_{variant}", S::STEM)]
+    }
+    fn prepare<'g>(
+        &self,
+        gpu: Option<&'g Gpu>,
+        variant: &str,
+        log_n: u32,
+        opts: &CaseOptions,
+    ) -> Result<Box<dyn Case + 'g>> {
+        let n = 1usize << log_n;
+        let x = random_elements::<S>(n, opts.seed, 2 * log_n as u64);
+        let y = random_elements::<S>(n, opts.seed, 2 * log_n as u64 + 1);
+        let samples = sample_indices(n, opts.seed).into_iter().map(|i| (i, x[i], y[i])).collect();
+        let iters = opts.iters.unwrap_or(if gpu.is_some() { GPU_ITERS } else { CPU_ITERS });
+        match (gpu, variant) {
+            (Some(gpu), _) if GPU_VARIANTS.contains(&variant) => {
+                let function = gpu.function(&format!("bench_inv_{}_{variant}", S::STEM))?;
+                Ok(Box::new(GpuInvCase::<S> {
+                    gpu,
+                    function,
+                    x: gpu.upload(&x)?,
+                    y: gpu.upload(&y)?,
+                    samples,
+                    n: u32::try_from(n)?,
+                    iters,
+                }))
+            }
+            (None, "divsteps") => Ok(Box::new(CpuInvCase::<S, S::Host>::new(&x, &y, samples, iters, S::step_divsteps))),
+            (None, "fermat") => Ok(Box::new(CpuInvCase::<S, S::Host>::new(&x, &y, samples, iters, S::step_fermat))),
+            (None, "blstrs") => Ok(Box::new(CpuInvCase::<S, S::Blst>::new(&x, &y, samples, iters, S::step_blstrs))),
+            _ => Err(format!("{}: no variant {variant:?} here", S::INV_OP).into()),
+        }
+    }
+}
+
+struct GpuInvCase<'g, S: MulSpec> {
+    gpu: &'g Gpu,
+    function: CudaFunction,
+    x: DeviceBuffer<S::Limbs>,
+    y: DeviceBuffer<S::Limbs>,
+    samples: Vec<(usize, S::Limbs, S::Limbs)>,
+    n: u32,
+    iters: u32,
+}
+
+impl<S: InvSpec> Case for GpuInvCase<'_, S> {
+    fn inputs(&self) -> &'static str {
+        "device"
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let cfg = zkgpu::launch_config_1d(self.n as usize, GPU_BLOCK);
+        let (function, x, y, iters, n) = (&self.function, &mut self.x, &self.y, self.iters, self.n);
+        let ms = self.gpu.time_ms(|stream| {
+            let mut launch = stream.launch_builder(function);
+            launch.arg(x.raw_mut()).arg(y.raw()).arg(&iters).arg(&n);
+            // SAFETY: bench_inv_* thread i < n reads y[i] and x[i] and writes x[i]; both buffers hold n
+            // canonical elements of the kernel's field type ([u32; N] limbs, same layout) and do not alias.
+            unsafe { launch.launch(cfg) }?;
+            Ok(())
+        })?;
+        Ok(ms as f64)
+    }
+
+    fn verify(&mut self, runs: u32) -> Result<()> {
+        let out = self.gpu.download(&self.x)?;
+        let count = self.iters as u64 * runs as u64;
+        check_samples::<S, S::Blst>(&self.samples, count, S::step_blstrs, |i| out[i], "GPU")
+    }
+
+    fn invs_per_run(&self) -> Option<f64> {
+        Some(self.n as f64 * self.iters as f64)
+    }
+
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::from_iter([("iters".to_string(), self.iters.into())])
+    }
+}
+
+struct CpuInvCase<S: MulSpec, E: ChainElem<S>> {
+    x: Vec<E>,
+    y: Vec<E>,
+    step: fn(&E, &E) -> E,
+    samples: Vec<(usize, S::Limbs, S::Limbs)>,
+    iters: u32,
+}
+
+impl<S: MulSpec, E: ChainElem<S>> CpuInvCase<S, E> {
+    fn new(
+        x: &[S::Limbs],
+        y: &[S::Limbs],
+        samples: Vec<(usize, S::Limbs, S::Limbs)>,
+        iters: u32,
+        step: fn(&E, &E) -> E,
+    ) -> Self {
+        CpuInvCase {
+            x: x.par_iter().map(E::from_limbs).collect(),
+            y: y.par_iter().map(E::from_limbs).collect(),
+            step,
+            samples,
+            iters,
+        }
+    }
+}
+
+impl<S: InvSpec, E: ChainElem<S> + 'static> Case for CpuInvCase<S, E> {
+    fn inputs(&self) -> &'static str {
+        "host"
+    }
+
+    fn run(&mut self) -> Result<f64> {
+        let (iters, step) = (self.iters, self.step);
+        let start = Instant::now();
+        self.x.par_iter_mut().zip(self.y.par_iter()).with_min_len(16).for_each(|(x, y)| {
+            let mut acc = *x;
+            for _ in 0..iters {
+                acc = step(&acc, y);
+            }
+            *x = acc;
+        });
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    }
+
+    fn verify(&mut self, runs: u32) -> Result<()> {
+        let count = self.iters as u64 * runs as u64;
+        let x = &self.x;
+        // zkgpu's host build is checked against blstrs, blstrs against zkgpu's divsteps.
+        if std::any::TypeId::of::<E>() == std::any::TypeId::of::<S::Blst>() {
+            check_samples::<S, S::Host>(&self.samples, count, S::step_divsteps, |i| x[i].limbs(), "blstrs")
+        } else {
+            check_samples::<S, S::Blst>(&self.samples, count, S::step_blstrs, |i| x[i].limbs(), "host")
+        }
+    }
+
+    fn invs_per_run(&self) -> Option<f64> {
+        Some(self.x.len() as f64 * self.iters as f64)
+    }
+
+    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::from_iter([("iters".to_string(), self.iters.into())])
+    }
+}
+
+/// Recompute each sample's chain with the reference `R` and compare with `got(i)`.
+fn check_samples<S: InvSpec, R: ChainElem<S>>(
+    samples: &[(usize, S::Limbs, S::Limbs)],
+    count: u64,
+    step: fn(&R, &R) -> R,
+    got: impl Fn(usize) -> S::Limbs + Sync,
+    what: &str,
+) -> Result<()> {
+    let bad = samples.par_iter().find_any(|(i, x0, y)| chain::<S, R>(x0, y, count, step) != got(*i));
+    match bad {
+        None => Ok(()),
+        Some((i, x0, y)) => Err(format!(
+            "{}: {what} result wrong at element {i}: x0={x0:?} y={y:?} after {count} inversions, got {:?}",
+            S::INV_OP,
+            got(*i)
+        )
+        .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops() -> [Box<dyn BenchOp>; 2] {
+        [Box::new(InvOp::<FqSpec>::default()), Box::new(InvOp::<FrSpec>::default())]
+    }
+
+    #[test]
+    fn names_variants_and_kernels() {
+        let [fq, fr] = ops();
+        assert_eq!((fq.name(), fr.name()), ("inv_fq", "inv_fr"));
+        for op in [&fq, &fr] {
+            assert_eq!(op.variants(Target::Gpu), &["divsteps", "fermat"], "divsteps is the GPU baseline");
+            assert_eq!(op.variants(Target::Cpu)[0], "divsteps", "divsteps is the CPU baseline");
+            assert!(op.variants(Target::Cpu).contains(&"blstrs"));
+            assert!(!op.in_default_sweep(), "opt-in: the default sweep's time does not grow");
+        }
+        assert_eq!(fq.kernels("divsteps"), ["bench_inv_fq_divsteps"]);
+        assert_eq!(fq.kernels("fermat"), ["bench_inv_fq_fermat"]);
+        assert_eq!(fr.kernels("divsteps"), ["bench_inv_fr_divsteps"]);
+        assert_eq!(fr.kernels("fermat"), ["bench_inv_fr_fermat"]);
+    }
+
+    #[test]
+    fn registered_opt_in() {
+        let names = |w: &[&str]| -> Vec<&'static str> {
+            let wanted: Vec<String> = w.iter().map(|s| s.to_string()).collect();
+            super::super::select(super::super::registry(), &wanted).unwrap().iter().map(|o| o.name()).collect()
+        };
+        assert_eq!(names(&["inv"]), ["inv_fq", "inv_fr"]);
+        assert!(!names(&[]).iter().any(|n| n.starts_with("inv_")), "not in the default sweep");
+    }
+
+    #[test]
+    fn host_chains_agree_with_blstrs() {
+        let x = random_elements::<FqSpec>(8, 1, 0);
+        let y = random_elements::<FqSpec>(8, 1, 1);
+        for (a, b) in x.iter().zip(&y) {
+            let want = chain::<FqSpec, blstrs::Fp>(a, b, 3, FqSpec::step_blstrs);
+            assert_eq!(chain::<FqSpec, Fq>(a, b, 3, FqSpec::step_divsteps), want);
+            assert_eq!(chain::<FqSpec, Fq>(a, b, 3, FqSpec::step_fermat), want);
+        }
+        let x = random_elements::<FrSpec>(8, 2, 0);
+        let y = random_elements::<FrSpec>(8, 2, 1);
+        for (a, b) in x.iter().zip(&y) {
+            let want = chain::<FrSpec, blstrs::Scalar>(a, b, 3, FrSpec::step_blstrs);
+            assert_eq!(chain::<FrSpec, Fr>(a, b, 3, FrSpec::step_divsteps), want);
+            assert_eq!(chain::<FrSpec, Fr>(a, b, 3, FrSpec::step_fermat), want);
+        }
+        // (0 + 0)⁻¹ = 0 in every implementation, as the kernels define it.
+        let zero = [0u32; 12];
+        assert_eq!(chain::<FqSpec, blstrs::Fp>(&zero, &zero, 1, FqSpec::step_blstrs), zero);
+        assert_eq!(chain::<FqSpec, Fq>(&zero, &zero, 1, FqSpec::step_divsteps), zero);
+        assert_eq!(chain::<FqSpec, Fq>(&zero, &zero, 1, FqSpec::step_fermat), zero);
+    }
+
+    #[test]
+    fn cpu_cases_verify() {
+        let opts = CaseOptions { seed: 3, iters: Some(2) };
+        for op in ops() {
+            for variant in op.variants(Target::Cpu) {
+                let mut case = op.prepare(None, variant, 6, &opts).unwrap();
+                case.run().unwrap();
+                case.run().unwrap();
+                case.verify(2).unwrap();
+                assert!(case.verify(3).is_err(), "verification must notice a wrong count");
+                assert_eq!(case.invs_per_run(), Some(128.0));
+                assert_eq!(case.muls_per_run(), None, "inversions are not reported as multiplications");
+            }
+        }
+    }
+}
