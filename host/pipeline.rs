@@ -100,8 +100,26 @@
 //!   compute and copies, busy ≥ 90%.
 //! - Two GPUs run 1.88× faster than one.
 //! - One stream costs 10%, pageable memory 23%.
-//! - 2^27 has not run on a GPU yet (the session's device time ran out). The estimate above (~2 s per
-//!   partition) misses the issue's 1.3 s: the H MSM alone is 1.13 s.
+//!
+//! # Measured at 2^27 (one H200, commit c99f61e)
+//! Command: `zkgpu-bench pipeline_partition --variants pinned-2stream,pageable-2stream --sizes 27 --reps 1`.
+//! Four jobs, two in flight:
+//!
+//! | variant | wall / 4 jobs | per job | GPU busy | H2D GB/s | wall / max(compute, copies) |
+//! |---|---:|---:|---:|---:|---:|
+//! | pinned-2stream | 10667 ms | 2667 ms | 99.3% | 55.5 | 1.007 |
+//! | pageable-2stream | 12511 ms | 3128 ms | 84.6% | 8.7 | 1.18 |
+//!
+//! Per job: H MSM 1008 ms, the NTT chain 300 ms, tail MSMs with batch additions **1340 ms**, against
+//! 310 ms of copies. The estimate above was 2.0 s; the tails cost 3× what it assumed (~0.36 s from their
+//! ~10% non-zero scalars at the measured mixed-addition rate). Each tail MSM runs over all 2^27 scalars in
+//! 2^22-point chunks (`tail_msm.chunk`), i.e. 32 rounds of count, scan, scatter, fold and fixup per tail,
+//! each sized for a dense chunk; the cost model (`choose_window_bits`) prices those rounds at only ~8% of
+//! the work, so where the rest goes needs a profile (ncu at 2^24 shows per-kernel times). The direct fix is
+//! to hand the MSM only the non-zero scalars with their point indices (the split already finds them on the
+//! host; the scatter would write the index instead of the position): ~0.1·n points in one chunk and a 10×
+//! smaller tail upload. Not built yet. The issue's 1.3 s per partition is not met: 2.67 s today; the H MSM
+//! alone is 1.0 s.
 //!
 //! # Example
 //! ```no_run
