@@ -4,8 +4,8 @@
 mod common;
 
 use common::field_props::{
-    check_laws, check_ops_match_reference, default_op, reference_op, test_inputs, CpuEvaluator, CpuPath,
-    FieldUnderTest, Op,
+    check_laws, check_ops_match_reference, default_op, reference_op, sub_limbs, test_inputs, CpuEvaluator,
+    CpuPath, FieldUnderTest, Op,
 };
 use ff::Field as _;
 use proptest::prelude::*;
@@ -124,17 +124,7 @@ fn less_limbs<const N: usize>(a: &[u32; N], b: &[u32; N]) -> bool {
 
 /// `x mod p` for `x < 2p`.
 fn reduce_once<const N: usize>(x: &[u32; N], p: &[u32; N]) -> [u32; N] {
-    if less_limbs(x, p) {
-        return *x;
-    }
-    let mut out = [0u32; N];
-    let mut borrow = 0i64;
-    for k in 0..N {
-        let d = x[k] as i64 - p[k] as i64 - borrow;
-        out[k] = d as u32;
-        borrow = (d < 0) as i64;
-    }
-    out
+    if less_limbs(x, p) { *x } else { sub_limbs(*x, *p) }
 }
 
 /// The Fr/Fq multiplication tuning variants (`MUL_CONSTINV_LAZY`, `MUL_MODREG` texts, see
@@ -243,16 +233,7 @@ fn fq2_mul_lowreg_matches_blstrs() {
 /// Inputs that stress the divstep inversion: small integers, powers of two, p − 2^k, 2^k − 1, all-ones words
 /// (as raw Montgomery limbs, i.e. the integers the divsteps see), then seeded random elements.
 fn inversion_inputs<const N: usize>(p: [u32; N], rng: &mut ChaCha20Rng, random: usize) -> Vec<[u32; N]> {
-    let sub = |a: [u32; N], b: [u32; N]| {
-        let mut d = [0u32; N];
-        let mut borrow = 0u64;
-        for k in 0..N {
-            let t = (a[k] as u64).wrapping_sub(b[k] as u64 + borrow);
-            d[k] = t as u32;
-            borrow = t >> 63;
-        }
-        d
-    };
+    let sub = sub_limbs::<N>;
     let bits = 32 * N as u32 - p[N - 1].leading_zeros();
     let mut out = Vec::new();
     for v in [0u32, 1, 2, 3, 5, 7, u32::MAX] {

@@ -221,6 +221,18 @@ pub fn check_laws<F: FieldUnderTest>(eval: &impl Evaluator<F>, a: &[F::Ref], b: 
 
 // ---- instantiations -------------------------------------------------------------------------------------
 
+/// `a − b` on little-endian limbs, wrapping (callers keep `a ≥ b`).
+pub fn sub_limbs<const N: usize>(a: [u32; N], b: [u32; N]) -> [u32; N] {
+    let mut d = [0u32; N];
+    let mut borrow = 0u64;
+    for k in 0..N {
+        let t = (a[k] as u64).wrapping_sub(b[k] as u64 + borrow);
+        d[k] = t as u32;
+        borrow = t >> 63;
+    }
+    d
+}
+
 /// Raw Montgomery limb patterns below p that stress carries: 2^(32k), p - 2^(32k), all-ones words under the
 /// top limb, plus canonical small values and ±1, ±2, (p±1)/2.
 fn prime_edge_limbs<const N: usize>(p: [u32; N], from_canonical: impl Fn([u32; N]) -> [u32; N]) -> Vec<[u32; N]> {
@@ -230,16 +242,7 @@ fn prime_edge_limbs<const N: usize>(p: [u32; N], from_canonical: impl Fn([u32; N
         l[0] = v;
         l
     };
-    let sub = |a: [u32; N], b: [u32; N]| {
-        let mut d = [0u32; N];
-        let mut borrow = 0u64;
-        for k in 0..N {
-            let t = (a[k] as u64).wrapping_sub(b[k] as u64 + borrow);
-            d[k] = t as u32;
-            borrow = t >> 63;
-        }
-        d
-    };
+    let sub = sub_limbs::<N>;
     let half = |a: [u32; N]| {
         let mut h = [0u32; N];
         for k in 0..N {
