@@ -115,11 +115,16 @@
 //! ~10% non-zero scalars at the measured mixed-addition rate). Each tail MSM runs over all 2^27 scalars in
 //! 2^22-point chunks (`tail_msm.chunk`), i.e. 32 rounds of count, scan, scatter, fold and fixup per tail,
 //! each sized for a dense chunk; the cost model (`choose_window_bits`) prices those rounds at only ~8% of
-//! the work, so where the rest goes needs a profile (ncu at 2^24 shows per-kernel times). The direct fix is
-//! to hand the MSM only the non-zero scalars with their point indices (the split already finds them on the
-//! host; the scatter would write the index instead of the position): ~0.1·n points in one chunk and a 10×
-//! smaller tail upload. Not built yet. The issue's 1.3 s per partition is not met: 2.67 s today; the H MSM
-//! alone is 1.0 s.
+//! the work. The likeliest sink (a reading of the plan, not yet profiled): the accumulation's segment
+//! length is sized for a dense chunk (`MsmPlan::seg` = entries / 2^17, clamped to 16..=512: 512 here, for
+//! 2^22 × 16 window entries), but only ~10% of the entries exist, so ~13 k threads each add up to 512 points
+//! in a serial chain: ~3 warps per SM, too few to hide the mixed addition's latency. Sizing `seg` for the
+//! expected non-zero entries (`tail_fraction`; seg 32, ~210 k busy threads, ~0.4 GB more partial slots per
+//! tail MSM) should bring the tails near the ~0.36 s their additions cost. Beyond that, hand the MSM only
+//! the non-zero scalars with their point indices (the split already finds them on the host; the scatter
+//! would write the index instead of the position): ~0.1·n points in one chunk and a 10× smaller tail
+//! upload. Neither is built yet. The issue's 1.3 s per partition is not met: 2.67 s today; the H MSM alone
+//! is 1.0 s.
 //!
 //! # Example
 //! ```no_run
