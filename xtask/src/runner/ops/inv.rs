@@ -12,14 +12,14 @@
 //!
 //! Verification: after the timed runs, sampled elements are recomputed on the host with blstrs (`0⁻¹ = 0`,
 //! as the kernels), and the `blstrs` CPU variant against zkgpu's host divsteps.
-use super::mul::{ChainElem, FqSpec, FrSpec, MulSpec, random_elements, sample_indices};
+use super::mul::{
+    CpuChainCase, FqSpec, FrSpec, GpuChainCase, MulSpec, Samples, Unit, check_samples, random_elements,
+    sample_indices,
+};
 use super::{BenchOp, Case, CaseOptions, Target};
 use crate::Result;
-use cudarc::driver::{CudaFunction, PushKernelArg};
-use rayon::prelude::*;
 use std::marker::PhantomData;
-use std::time::Instant;
-use zkgpu::{DeviceBuffer, Gpu};
+use zkgpu::Gpu;
 use zkgpu_kernels::field::{Field, Fq, Fr};
 
 /// Inversions per GPU thread per run. Fermat costs ~570 Fq (~380 Fr) multiplications per inversion, so at
@@ -28,7 +28,6 @@ use zkgpu_kernels::field::{Field, Fq, Fr};
 const GPU_ITERS: u32 = 4;
 /// Inversions per CPU element per run: the default CPU sizes finish in seconds on two cores.
 const CPU_ITERS: u32 = 2;
-const GPU_BLOCK: u32 = 256;
 const GPU_VARIANTS: &[&str] = &["divsteps", "fermat"];
 const CPU_VARIANTS: &[&str] = &["divsteps", "fermat", "blstrs"];
 
@@ -77,13 +76,24 @@ impl InvSpec for FrSpec {
     }
 }
 
-/// The chain `x ← step(x, y)`, `count` times, in the implementation `E` (the reference for sampled checks).
-fn chain<S: MulSpec, E: ChainElem<S>>(x: &S::Limbs, y: &S::Limbs, count: u64, step: fn(&E, &E) -> E) -> S::Limbs {
-    let (mut acc, y) = (E::from_limbs(x), E::from_limbs(y));
-    for _ in 0..count {
-        acc = step(&acc, &y);
-    }
-    acc.limbs()
+/// [`super::mul::Check`] against blstrs.
+fn check_blstrs<S: InvSpec>(
+    samples: &Samples<S>,
+    count: u64,
+    got: &(dyn Fn(usize) -> S::Limbs + Sync),
+    what: &str,
+) -> Result<()> {
+    check_samples::<S, S::Blst>(S::INV_OP, samples, count, S::step_blstrs, got, what)
+}
+
+/// [`super::mul::Check`] against zkgpu's host divsteps (for the `blstrs` CPU variant).
+fn check_divsteps<S: InvSpec>(
+    samples: &Samples<S>,
+    count: u64,
+    got: &(dyn Fn(usize) -> S::Limbs + Sync),
+    what: &str,
+) -> Result<()> {
+    check_samples::<S, S::Host>(S::INV_OP, samples, count, S::step_divsteps, got, what)
 }
 
 pub struct InvOp<S>(PhantomData<S>);
@@ -131,157 +141,35 @@ impl<S: InvSpec> BenchOp for InvOp<S> {
         let y = random_elements::<S>(n, opts.seed, 2 * log_n as u64 + 1);
         let samples = sample_indices(n, opts.seed).into_iter().map(|i| (i, x[i], y[i])).collect();
         let iters = opts.iters.unwrap_or(if gpu.is_some() { GPU_ITERS } else { CPU_ITERS });
+        // zkgpu's host build is checked against blstrs, blstrs against zkgpu's divsteps.
+        let host = |step: fn(&S::Host, &S::Host) -> S::Host, samples| -> Box<dyn Case + 'g> {
+            let check = (check_blstrs::<S> as super::mul::Check<S>, "host");
+            Box::new(CpuChainCase::<S, S::Host>::new(&x, &y, samples, iters, (step, Unit::Inv), check))
+        };
         match (gpu, variant) {
             (Some(gpu), _) if GPU_VARIANTS.contains(&variant) => {
-                let function = gpu.function(&format!("bench_inv_{}_{variant}", S::STEM))?;
-                Ok(Box::new(GpuInvCase::<S> {
-                    gpu,
-                    function,
-                    x: gpu.upload(&x)?,
-                    y: gpu.upload(&y)?,
-                    samples,
-                    n: u32::try_from(n)?,
-                    iters,
-                }))
+                let kernel = format!("bench_inv_{}_{variant}", S::STEM);
+                let check = check_blstrs::<S>;
+                Ok(Box::new(GpuChainCase::<S>::new(gpu, &kernel, &x, &y, samples, iters, Unit::Inv, check)?))
             }
-            (None, "divsteps") => Ok(Box::new(CpuInvCase::<S, S::Host>::new(&x, &y, samples, iters, S::step_divsteps))),
-            (None, "fermat") => Ok(Box::new(CpuInvCase::<S, S::Host>::new(&x, &y, samples, iters, S::step_fermat))),
-            (None, "blstrs") => Ok(Box::new(CpuInvCase::<S, S::Blst>::new(&x, &y, samples, iters, S::step_blstrs))),
+            (None, "divsteps") => Ok(host(S::step_divsteps, samples)),
+            (None, "fermat") => Ok(host(S::step_fermat, samples)),
+            (None, "blstrs") => Ok(Box::new(CpuChainCase::<S, S::Blst>::new(
+                &x,
+                &y,
+                samples,
+                iters,
+                (S::step_blstrs, Unit::Inv),
+                (check_divsteps::<S>, "blstrs"),
+            ))),
             _ => Err(format!("{}: no variant {variant:?} here", S::INV_OP).into()),
         }
     }
 }
 
-struct GpuInvCase<'g, S: MulSpec> {
-    gpu: &'g Gpu,
-    function: CudaFunction,
-    x: DeviceBuffer<S::Limbs>,
-    y: DeviceBuffer<S::Limbs>,
-    samples: Vec<(usize, S::Limbs, S::Limbs)>,
-    n: u32,
-    iters: u32,
-}
-
-impl<S: InvSpec> Case for GpuInvCase<'_, S> {
-    fn inputs(&self) -> &'static str {
-        "device"
-    }
-
-    fn run(&mut self) -> Result<f64> {
-        let cfg = zkgpu::launch_config_1d(self.n as usize, GPU_BLOCK);
-        let (function, x, y, iters, n) = (&self.function, &mut self.x, &self.y, self.iters, self.n);
-        let ms = self.gpu.time_ms(|stream| {
-            let mut launch = stream.launch_builder(function);
-            launch.arg(x.raw_mut()).arg(y.raw()).arg(&iters).arg(&n);
-            // SAFETY: bench_inv_* thread i < n reads y[i] and x[i] and writes x[i]; both buffers hold n
-            // canonical elements of the kernel's field type ([u32; N] limbs, same layout) and do not alias.
-            unsafe { launch.launch(cfg) }?;
-            Ok(())
-        })?;
-        Ok(ms as f64)
-    }
-
-    fn verify(&mut self, runs: u32) -> Result<()> {
-        let out = self.gpu.download(&self.x)?;
-        let count = self.iters as u64 * runs as u64;
-        check_samples::<S, S::Blst>(&self.samples, count, S::step_blstrs, |i| out[i], "GPU")
-    }
-
-    fn invs_per_run(&self) -> Option<f64> {
-        Some(self.n as f64 * self.iters as f64)
-    }
-
-    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
-        serde_json::Map::from_iter([("iters".to_string(), self.iters.into())])
-    }
-}
-
-struct CpuInvCase<S: MulSpec, E: ChainElem<S>> {
-    x: Vec<E>,
-    y: Vec<E>,
-    step: fn(&E, &E) -> E,
-    samples: Vec<(usize, S::Limbs, S::Limbs)>,
-    iters: u32,
-}
-
-impl<S: MulSpec, E: ChainElem<S>> CpuInvCase<S, E> {
-    fn new(
-        x: &[S::Limbs],
-        y: &[S::Limbs],
-        samples: Vec<(usize, S::Limbs, S::Limbs)>,
-        iters: u32,
-        step: fn(&E, &E) -> E,
-    ) -> Self {
-        CpuInvCase {
-            x: x.par_iter().map(E::from_limbs).collect(),
-            y: y.par_iter().map(E::from_limbs).collect(),
-            step,
-            samples,
-            iters,
-        }
-    }
-}
-
-impl<S: InvSpec, E: ChainElem<S> + 'static> Case for CpuInvCase<S, E> {
-    fn inputs(&self) -> &'static str {
-        "host"
-    }
-
-    fn run(&mut self) -> Result<f64> {
-        let (iters, step) = (self.iters, self.step);
-        let start = Instant::now();
-        self.x.par_iter_mut().zip(self.y.par_iter()).with_min_len(16).for_each(|(x, y)| {
-            let mut acc = *x;
-            for _ in 0..iters {
-                acc = step(&acc, y);
-            }
-            *x = acc;
-        });
-        Ok(start.elapsed().as_secs_f64() * 1e3)
-    }
-
-    fn verify(&mut self, runs: u32) -> Result<()> {
-        let count = self.iters as u64 * runs as u64;
-        let x = &self.x;
-        // zkgpu's host build is checked against blstrs, blstrs against zkgpu's divsteps.
-        if std::any::TypeId::of::<E>() == std::any::TypeId::of::<S::Blst>() {
-            check_samples::<S, S::Host>(&self.samples, count, S::step_divsteps, |i| x[i].limbs(), "blstrs")
-        } else {
-            check_samples::<S, S::Blst>(&self.samples, count, S::step_blstrs, |i| x[i].limbs(), "host")
-        }
-    }
-
-    fn invs_per_run(&self) -> Option<f64> {
-        Some(self.x.len() as f64 * self.iters as f64)
-    }
-
-    fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
-        serde_json::Map::from_iter([("iters".to_string(), self.iters.into())])
-    }
-}
-
-/// Recompute each sample's chain with the reference `R` and compare with `got(i)`.
-fn check_samples<S: InvSpec, R: ChainElem<S>>(
-    samples: &[(usize, S::Limbs, S::Limbs)],
-    count: u64,
-    step: fn(&R, &R) -> R,
-    got: impl Fn(usize) -> S::Limbs + Sync,
-    what: &str,
-) -> Result<()> {
-    let bad = samples.par_iter().find_any(|(i, x0, y)| chain::<S, R>(x0, y, count, step) != got(*i));
-    match bad {
-        None => Ok(()),
-        Some((i, x0, y)) => Err(format!(
-            "{}: {what} result wrong at element {i}: x0={x0:?} y={y:?} after {count} inversions, got {:?}",
-            S::INV_OP,
-            got(*i)
-        )
-        .into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::mul::chain;
     use super::*;
 
     fn ops() -> [Box<dyn BenchOp>; 2] {

@@ -201,13 +201,18 @@ fn less_than(a: &[u64], b: &[u64]) -> bool {
     false
 }
 
-/// `x * y^count` with the given implementation (the reference for sampled checks).
-fn chain<S: MulSpec, E: ChainElem<S>>(x: &S::Limbs, y: &S::Limbs, count: u64) -> S::Limbs {
+/// The chain `x ← step(x, y)`, `count` times, in the implementation `E` (the reference for sampled checks).
+pub fn chain<S: MulSpec, E: ChainElem<S>>(x: &S::Limbs, y: &S::Limbs, count: u64, step: fn(&E, &E) -> E) -> S::Limbs {
     let (mut acc, y) = (E::from_limbs(x), E::from_limbs(y));
     for _ in 0..count {
-        acc = acc.mul(&y);
+        acc = step(&acc, &y);
     }
     acc.limbs()
+}
+
+/// The multiplication chain's step `x · y`.
+pub fn mul_step<S: MulSpec, E: ChainElem<S>>(x: &E, y: &E) -> E {
+    x.mul(y)
 }
 
 pub struct MulOp<S>(PhantomData<S>);
@@ -253,19 +258,28 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
         let samples = sample_indices(n, opts.seed).into_iter().map(|i| (i, x[i], y[i])).collect();
         match (gpu, variant) {
             (Some(gpu), _) if S::GPU_VARIANTS.contains(&variant) => {
-                let function = gpu.function(&format!("bench_mul_{}_{variant}", S::STEM))?;
-                Ok(Box::new(GpuMulCase::<S> {
-                    gpu,
-                    function,
-                    x: gpu.upload(&x)?,
-                    y: gpu.upload(&y)?,
-                    samples,
-                    n: u32::try_from(n)?,
-                    iters: opts.iters.unwrap_or(GPU_ITERS),
-                }))
+                let kernel = format!("bench_mul_{}_{variant}", S::STEM);
+                let iters = opts.iters.unwrap_or(GPU_ITERS);
+                let check = check_mul::<S, S::Host>;
+                Ok(Box::new(GpuChainCase::<S>::new(gpu, &kernel, &x, &y, samples, iters, Unit::Mul, check)?))
             }
-            (None, "host") => Ok(Box::new(CpuMulCase::<S, S::Host>::new(&x, &y, samples, opts.iters))),
-            (None, "blstrs") => Ok(Box::new(CpuMulCase::<S, S::Blst>::new(&x, &y, samples, opts.iters))),
+            // Each CPU variant is checked against the other implementation.
+            (None, "host") => Ok(Box::new(CpuChainCase::<S, S::Host>::new(
+                &x,
+                &y,
+                samples,
+                opts.iters.unwrap_or(CPU_ITERS),
+                (mul_step, Unit::Mul),
+                (check_mul::<S, S::Blst>, "host"),
+            ))),
+            (None, "blstrs") => Ok(Box::new(CpuChainCase::<S, S::Blst>::new(
+                &x,
+                &y,
+                samples,
+                opts.iters.unwrap_or(CPU_ITERS),
+                (mul_step, Unit::Mul),
+                (check_mul::<S, S::Host>, "blstrs"),
+            ))),
             _ => Err(format!("{}: no variant {variant:?} here", S::OP).into()),
         }
     }
@@ -281,17 +295,60 @@ pub fn sample_indices(n: usize, seed: u64) -> Vec<usize> {
     idx
 }
 
-struct GpuMulCase<'g, S: MulSpec> {
+/// Sampled elements: (index, x, y).
+pub type Samples<S> = Vec<(usize, <S as MulSpec>::Limbs, <S as MulSpec>::Limbs)>;
+
+/// Checks sampled results `got(i)` after `count` chain steps against a reference implementation; `what`
+/// names the implementation checked.
+pub type Check<S> = fn(&Samples<S>, u64, &(dyn Fn(usize) -> <S as MulSpec>::Limbs + Sync), &str) -> Result<()>;
+
+/// What one chain step is, i.e. the row's throughput unit (`gmul_s` or `ginv_s`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Mul,
+    Inv,
+}
+
+/// A chain kernel `(x, y, iters, n)` on device-resident elements: the `mul_*` and `inv_*` GPU cases.
+pub struct GpuChainCase<'g, S: MulSpec> {
     gpu: &'g Gpu,
     function: CudaFunction,
     x: DeviceBuffer<S::Limbs>,
     y: DeviceBuffer<S::Limbs>,
-    samples: Vec<(usize, S::Limbs, S::Limbs)>,
+    samples: Samples<S>,
     n: u32,
     iters: u32,
+    unit: Unit,
+    check: Check<S>,
 }
 
-impl<S: MulSpec> Case for GpuMulCase<'_, S> {
+impl<'g, S: MulSpec> GpuChainCase<'g, S> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &'g Gpu,
+        kernel: &str,
+        x: &[S::Limbs],
+        y: &[S::Limbs],
+        samples: Samples<S>,
+        iters: u32,
+        unit: Unit,
+        check: Check<S>,
+    ) -> Result<Self> {
+        Ok(GpuChainCase {
+            gpu,
+            function: gpu.function(kernel)?,
+            x: gpu.upload(x)?,
+            y: gpu.upload(y)?,
+            samples,
+            n: u32::try_from(x.len())?,
+            iters,
+            unit,
+            check,
+        })
+    }
+}
+
+impl<S: MulSpec> Case for GpuChainCase<'_, S> {
     fn inputs(&self) -> &'static str {
         "device"
     }
@@ -302,8 +359,8 @@ impl<S: MulSpec> Case for GpuMulCase<'_, S> {
         let ms = self.gpu.time_ms(|stream| {
             let mut launch = stream.launch_builder(function);
             launch.arg(x.raw_mut()).arg(y.raw()).arg(&iters).arg(&n);
-            // SAFETY: bench_mul_* thread i < n reads y[i] and x[i] and writes x[i]; both buffers hold n
-            // elements of the kernel's field type ([u32; N] limbs, same layout) and do not alias.
+            // SAFETY: bench_mul_* / bench_inv_* thread i < n reads y[i] and x[i] and writes x[i]; both buffers
+            // hold n canonical elements of the kernel's field type ([u32; N] limbs, same layout), no aliasing.
             unsafe { launch.launch(cfg) }?;
             Ok(())
         })?;
@@ -312,12 +369,15 @@ impl<S: MulSpec> Case for GpuMulCase<'_, S> {
 
     fn verify(&mut self, runs: u32) -> Result<()> {
         let out = self.gpu.download(&self.x)?;
-        let count = self.iters as u64 * runs as u64;
-        check_samples::<S, S::Host>(&self.samples, count, |i| out[i], "GPU")
+        (self.check)(&self.samples, self.iters as u64 * runs as u64, &|i| out[i], "GPU")
     }
 
     fn muls_per_run(&self) -> Option<f64> {
-        Some(self.n as f64 * self.iters as f64)
+        (self.unit == Unit::Mul).then(|| self.n as f64 * self.iters as f64)
+    }
+
+    fn invs_per_run(&self) -> Option<f64> {
+        (self.unit == Unit::Inv).then(|| self.n as f64 * self.iters as f64)
     }
 
     fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -325,36 +385,54 @@ impl<S: MulSpec> Case for GpuMulCase<'_, S> {
     }
 }
 
-struct CpuMulCase<S: MulSpec, E: ChainElem<S>> {
+/// The same chains on the host, in the implementation `E` (zkgpu's host build or blstrs).
+pub struct CpuChainCase<S: MulSpec, E: ChainElem<S>> {
     x: Vec<E>,
     y: Vec<E>,
-    samples: Vec<(usize, S::Limbs, S::Limbs)>,
+    step: fn(&E, &E) -> E,
+    unit: Unit,
+    samples: Samples<S>,
     iters: u32,
+    check: Check<S>,
+    what: &'static str,
 }
 
-impl<S: MulSpec, E: ChainElem<S>> CpuMulCase<S, E> {
-    fn new(x: &[S::Limbs], y: &[S::Limbs], samples: Vec<(usize, S::Limbs, S::Limbs)>, iters: Option<u32>) -> Self {
-        CpuMulCase {
+impl<S: MulSpec, E: ChainElem<S>> CpuChainCase<S, E> {
+    pub fn new(
+        x: &[S::Limbs],
+        y: &[S::Limbs],
+        samples: Samples<S>,
+        iters: u32,
+        (step, unit): (fn(&E, &E) -> E, Unit),
+        (check, what): (Check<S>, &'static str),
+    ) -> Self {
+        CpuChainCase {
             x: x.par_iter().map(E::from_limbs).collect(),
             y: y.par_iter().map(E::from_limbs).collect(),
+            step,
+            unit,
             samples,
-            iters: iters.unwrap_or(CPU_ITERS),
+            iters,
+            check,
+            what,
         }
     }
 }
 
-impl<S: MulSpec, E: ChainElem<S> + 'static> Case for CpuMulCase<S, E> {
+impl<S: MulSpec, E: ChainElem<S>> Case for CpuChainCase<S, E> {
     fn inputs(&self) -> &'static str {
         "host"
     }
 
     fn run(&mut self) -> Result<f64> {
-        let iters = self.iters;
+        let (iters, step) = (self.iters, self.step);
+        // An inversion costs ~100 multiplications: smaller work units keep every core busy.
+        let min_len = if self.unit == Unit::Mul { 256 } else { 16 };
         let start = Instant::now();
-        self.x.par_iter_mut().zip(self.y.par_iter()).with_min_len(256).for_each(|(x, y)| {
+        self.x.par_iter_mut().zip(self.y.par_iter()).with_min_len(min_len).for_each(|(x, y)| {
             let mut acc = *x;
             for _ in 0..iters {
-                acc = acc.mul(y);
+                acc = step(&acc, y);
             }
             *x = acc;
         });
@@ -362,18 +440,16 @@ impl<S: MulSpec, E: ChainElem<S> + 'static> Case for CpuMulCase<S, E> {
     }
 
     fn verify(&mut self, runs: u32) -> Result<()> {
-        let count = self.iters as u64 * runs as u64;
         let x = &self.x;
-        // Cross-check against the other implementation: blstrs results against zkgpu's host build and back.
-        if std::any::TypeId::of::<E>() == std::any::TypeId::of::<S::Blst>() {
-            check_samples::<S, S::Host>(&self.samples, count, |i| x[i].limbs(), "blstrs")
-        } else {
-            check_samples::<S, S::Blst>(&self.samples, count, |i| x[i].limbs(), "host")
-        }
+        (self.check)(&self.samples, self.iters as u64 * runs as u64, &|i| x[i].limbs(), self.what)
     }
 
     fn muls_per_run(&self) -> Option<f64> {
-        Some(self.x.len() as f64 * self.iters as f64)
+        (self.unit == Unit::Mul).then(|| self.x.len() as f64 * self.iters as f64)
+    }
+
+    fn invs_per_run(&self) -> Option<f64> {
+        (self.unit == Unit::Inv).then(|| self.x.len() as f64 * self.iters as f64)
     }
 
     fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -381,23 +457,34 @@ impl<S: MulSpec, E: ChainElem<S> + 'static> Case for CpuMulCase<S, E> {
     }
 }
 
-/// Recompute each sample's chain with the reference `R` and compare with `got(i)`.
-fn check_samples<S: MulSpec, R: ChainElem<S>>(
-    samples: &[(usize, S::Limbs, S::Limbs)],
+/// Recompute each sample's chain with the reference `R` and its `step`, and compare with `got(i)`.
+pub fn check_samples<S: MulSpec, R: ChainElem<S>>(
+    op: &str,
+    samples: &Samples<S>,
     count: u64,
-    got: impl Fn(usize) -> S::Limbs + Sync,
+    step: fn(&R, &R) -> R,
+    got: &(dyn Fn(usize) -> S::Limbs + Sync),
     what: &str,
 ) -> Result<()> {
-    let bad = samples.par_iter().find_any(|(i, x0, y)| chain::<S, R>(x0, y, count) != got(*i));
+    let bad = samples.par_iter().find_any(|(i, x0, y)| chain::<S, R>(x0, y, count, step) != got(*i));
     match bad {
         None => Ok(()),
         Some((i, x0, y)) => Err(format!(
-            "{}: {what} result wrong at element {i}: x0={x0:?} y={y:?} after {count} multiplications, got {:?}",
-            S::OP,
+            "{op}: {what} result wrong at element {i}: x0={x0:?} y={y:?} after {count} chain steps, got {:?}",
             got(*i)
         )
         .into()),
     }
+}
+
+/// [`Check`] of the multiplication chain against the implementation `R`.
+fn check_mul<S: MulSpec, R: ChainElem<S>>(
+    samples: &Samples<S>,
+    count: u64,
+    got: &(dyn Fn(usize) -> S::Limbs + Sync),
+    what: &str,
+) -> Result<()> {
+    check_samples::<S, R>(S::OP, samples, count, mul_step::<S, R>, got, what)
 }
 
 #[cfg(test)]
@@ -430,12 +517,12 @@ mod tests {
         let x = random_elements::<FqSpec>(8, 1, 0);
         let y = random_elements::<FqSpec>(8, 1, 1);
         for (a, b) in x.iter().zip(&y) {
-            assert_eq!(chain::<FqSpec, Fq>(a, b, 5), chain::<FqSpec, blstrs::Fp>(a, b, 5));
+            assert_eq!(chain::<FqSpec, Fq>(a, b, 5, mul_step), chain::<FqSpec, blstrs::Fp>(a, b, 5, mul_step));
         }
         let x = random_elements::<FrSpec>(8, 2, 0);
         let y = random_elements::<FrSpec>(8, 2, 1);
         for (a, b) in x.iter().zip(&y) {
-            assert_eq!(chain::<FrSpec, Fr>(a, b, 5), chain::<FrSpec, blstrs::Scalar>(a, b, 5));
+            assert_eq!(chain::<FrSpec, Fr>(a, b, 5, mul_step), chain::<FrSpec, blstrs::Scalar>(a, b, 5, mul_step));
         }
     }
 
