@@ -40,9 +40,13 @@ const MAX_POINTS: usize = 1 << 31;
 /// CUDA's limit on `gridDim.y` (one set per grid row).
 const MAX_SETS: usize = 65_535;
 /// Affine levels run while every thread gets at least this many pairs (one inversion per run).
-const AFFINE_MIN_RUN: usize = 32;
-/// Threads per SM the affine levels aim for (G1: 118 registers allow ~512; G2 255 registers allow 256).
-const AFFINE_THREADS_PER_SM: usize = 256;
+const AFFINE_MIN_RUN: usize = 16;
+
+/// Threads per SM the affine levels aim for: G1's 118 registers allow 512, G2's 255 allow 256. The levels'
+/// prefix products are a dependent chain per thread, so the more threads, the more latency is hidden.
+fn affine_threads_per_sm<C: Curve>() -> usize {
+    if C::XYZZ_BYTES > 192 { 256 } else { 512 }
+}
 /// Words of the bitmap per compaction chunk, threads per compaction block (as in the kernels).
 const CHUNK_WORDS: usize = 1024;
 const COMPACT_BLOCK: u32 = 256;
@@ -126,7 +130,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
         let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
         let affine = method == Method::Affine && sets == 1;
-        let accumulated = if affine { affine_levels(longest, gpu).1 } else { longest };
+        let accumulated = if affine { affine_levels::<C>(longest, gpu).1 } else { longest };
         let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
         let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
 
@@ -149,7 +153,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             sums,
             levels,
             offsets: gpu.upload(&offsets_u32)?,
-            affine_offsets: gpu.upload(&[0u32, affine_levels(longest, gpu).1 as u32])?,
+            affine_offsets: gpu.upload(&[0u32, affine_levels::<C>(longest, gpu).1 as u32])?,
             host_offsets: set_offsets.to_vec(),
             out: gpu.alloc_zeroed::<C::Projective>(sets)?,
             blocks_per_set,
@@ -206,13 +210,13 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Affine levels, then XYZZ accumulation of what is left (single set, no bitmap).
     fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>) -> Result<()> {
         let stream = self.gpu.stream().clone();
-        let (plan, left) = affine_levels(self.host_offsets[1] - self.host_offsets[0], self.gpu);
+        let (plan, left) = affine_levels::<C>(self.host_offsets[1] - self.host_offsets[0], self.gpu);
         let first = self.host_offsets[0];
         let mut n = self.host_offsets[1] - first;
         let mut src = 2; // 2 = the caller's points, 0/1 = levels[0/1]
         for run in plan {
             let cfg = zkgpu_cfg((n / 2).div_ceil(run), AFFINE_LEVEL_BLOCK);
-            let (n32, run32) = (n as u32, run as u32);
+            let n32 = n as u32;
             let dst = if src == 0 { 1 } else { 0 };
             let [l0, l1] = &mut self.levels;
             let (input, output) = match (src, dst) {
@@ -221,9 +225,10 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
                 _ => (l1.raw_range(0..n)?, l0.raw_mut()),
             };
             let mut launch = stream.launch_builder(&self.affine_level);
-            launch.arg(&input).arg(&n32).arg(&run32).arg(output);
-            // SAFETY: batch_add_{C}_affine_level: input holds n points, output at least ceil(n / 2) (levels
-            // were sized for the first level, later ones shrink), ceil((n/2)/run) threads; distinct buffers.
+            launch.arg(&input).arg(&n32).arg(output);
+            // SAFETY: batch_add_{C}_affine_level: input holds n < 2^31 points, output at least ceil(n / 2)
+            // (levels were sized for the first level, later ones shrink); distinct buffers; any grid (about
+            // ceil((n/2)/run) threads, so each shares an inversion over about run pairs).
             unsafe { launch.launch(cfg) }?;
             n = n.div_ceil(2);
             src = dst;
@@ -350,8 +355,8 @@ impl<C: Curve> XyzzSetSum<C> {
 }
 
 /// The affine level plan for `n` points: runs (pairs per thread) of each level, and the points left after.
-fn affine_levels(n: usize, gpu: &Gpu) -> (Vec<usize>, usize) {
-    let threads = gpu.info().sm_count.max(1) as usize * AFFINE_THREADS_PER_SM;
+fn affine_levels<C: Curve>(n: usize, gpu: &Gpu) -> (Vec<usize>, usize) {
+    let threads = gpu.info().sm_count.max(1) as usize * affine_threads_per_sm::<C>();
     let mut plan = Vec::new();
     let mut n = n;
     while n / 2 >= threads * AFFINE_MIN_RUN {
@@ -463,7 +468,7 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
 }
 
 /// One affine halving level on the GPU (`out[i] = input[2i] + input[2i + 1]`, the last point passed through
-/// for an odd count), `run` pairs per thread sharing one inversion. Exposed for tests and experiments; the
+/// for an odd count), about `run` pairs per thread sharing one inversion. Exposed for tests and experiments; the
 /// sums use it through [`Method::Affine`].
 pub fn affine_level<C: Curve>(
     gpu: &Gpu,
@@ -480,12 +485,12 @@ pub fn affine_level<C: Curve>(
         return Ok(output);
     }
     let function = gpu.function(&format!("batch_add_{}_affine_level", C::NAME))?;
-    let (n32, run32) = (n as u32, run as u32);
+    let n32 = n as u32;
     let stream = gpu.stream().clone();
     let mut launch = stream.launch_builder(&function);
-    launch.arg(input.raw()).arg(&n32).arg(&run32).arg(output.raw_mut());
-    // SAFETY: input holds n points, output ceil(n / 2); ceil((n / 2) / run) threads (at least one, for the
-    // pass-through of n = 1); distinct buffers.
+    launch.arg(input.raw()).arg(&n32).arg(output.raw_mut());
+    // SAFETY: input holds n <= 2^31 points, output ceil(n / 2); ceil((n / 2) / run) threads (at least one, for
+    // the pass-through of n = 1); distinct buffers.
     unsafe { launch.launch(zkgpu_cfg((n / 2).div_ceil(run), AFFINE_LEVEL_BLOCK)) }?;
     gpu.synchronize()?;
     Ok(output)

@@ -116,6 +116,18 @@ pub enum Error {
         points: usize,
     },
 
+    /// Indices that must name elements of a table, `count` of which do not (`>= limit`). An MSM over
+    /// device-resident indices finds this on the GPU and reports it from `finish`.
+    #[error("{what}: {count} out of range (the table has {limit} entries)")]
+    IndexOutOfRange {
+        /// Which indices, e.g. "msm base indices".
+        what: &'static str,
+        /// How many indices are out of range.
+        count: usize,
+        /// Entries in the table (every index must be below it).
+        limit: usize,
+    },
+
     /// Point-set boundaries that do not describe sets of the given points.
     #[error("invalid point sets: {0}")]
     InvalidSets(String),

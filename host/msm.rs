@@ -172,7 +172,7 @@ impl MsmPlan {
     /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
     pub fn scratch_bytes<C: Curve>(&self) -> usize {
         let q = self.virtual_windows as usize;
-        let words = q * (3 * self.buckets() + 1) + q * self.per_window();
+        let words = q * (3 * self.buckets() + 1) + q * self.per_window() + self.windows as usize * self.chunk;
         let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
         words * 4 + points * C::XYZZ_BYTES + (q + 1) * size_of::<C::Projective>()
     }
@@ -282,6 +282,17 @@ pub enum Scalars<'a> {
     Device(&'a DeviceBuffer<Scalar>),
     /// In host memory.
     Host(&'a [Scalar]),
+    /// Sparse, on the device: scalar `j < len` multiplies base `indices[j]` of [`Bases::Device`] (any of
+    /// them, in any order, repeats allowed). For MSMs whose scalars are mostly zero: only the `len` others
+    /// are sorted and added. An index past the bases is reported by [`Msm::finish`]
+    /// ([`Error::IndexOutOfRange`]); the GPU only ever reads bases inside the table.
+    DeviceIndexed {
+        /// At least `len` scalars (the first `len` are used).
+        scalars: &'a DeviceBuffer<Scalar>,
+        /// At least `len` base indices.
+        indices: &'a DeviceBuffer<u32>,
+        len: usize,
+    },
 }
 
 impl Scalars<'_> {
@@ -290,6 +301,7 @@ impl Scalars<'_> {
         match self {
             Scalars::Device(s) => s.len(),
             Scalars::Host(s) => s.len(),
+            Scalars::DeviceIndexed { len, .. } => *len,
         }
     }
 
@@ -334,8 +346,21 @@ pub struct Msm<'g, C: Curve> {
     /// Double-buffered chunk staging for host inputs, allocated on first use.
     staged_bases: Vec<DeviceBuffer<C::Affine>>,
     staged_scalars: Vec<DeviceBuffer<Scalar>>,
-    /// What [`Msm::enqueue`] queued and [`Msm::finish`] collects: `Some(true)` for an empty MSM.
-    pending: Option<bool>,
+    /// Every window's signed digit of the chunk's scalars (count → scatter), `windows · chunk` words.
+    digits: DeviceBuffer<u32>,
+    /// Out-of-range base indices the count found (sparse scalars).
+    bad_indices: DeviceBuffer<u32>,
+    /// What [`Msm::enqueue`] queued and [`Msm::finish`] collects.
+    pending: Option<Queued>,
+}
+
+/// An MSM [`Msm::enqueue`] queued.
+#[derive(Clone, Copy)]
+enum Queued {
+    /// No scalars: the identity, nothing on the GPU.
+    Empty,
+    /// Kernels queued; `index_limit`: the bases sparse scalars may index (their check is collected too).
+    Run { index_limit: Option<usize> },
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
@@ -370,6 +395,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             out: gpu.alloc_zeroed(1)?,
             staged_bases: Vec::new(),
             staged_scalars: Vec::new(),
+            digits: gpu.alloc_zeroed(plan.windows as usize * plan.chunk)?,
+            bad_indices: gpu.alloc_zeroed(1)?,
             pending: None,
             plan,
         })
@@ -412,10 +439,15 @@ impl<'g, C: Curve> Msm<'g, C> {
             return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
         }
         self.check_inputs(&bases, &scalars)?;
-        self.pending = Some(n == 0);
         if n == 0 {
+            self.pending = Some(Queued::Empty);
             return Ok(());
         }
+        let index_limit = match (&bases, &scalars) {
+            (Bases::Device(b), Scalars::DeviceIndexed { .. }) => Some(b.n),
+            _ => None,
+        };
+        self.pending = Some(Queued::Run { index_limit });
         let host_inputs = matches!(bases, Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
         let queued = self.enqueue_all(&bases, &scalars).and_then(|()| {
             // The copies read the caller's memory: they must be done before its borrow ends.
@@ -435,9 +467,15 @@ impl<'g, C: Curve> Msm<'g, C> {
         let _entered = span.enter();
         match self.pending.take() {
             None => Err(Error::MsmConfig("Msm::finish without a queued MSM (call enqueue first)".into())),
-            Some(true) => Ok(C::identity()),
-            Some(false) => {
+            Some(Queued::Empty) => Ok(C::identity()),
+            Some(Queued::Run { index_limit }) => {
                 let out = self.gpu.download(&self.out)?;
+                if let Some(limit) = index_limit {
+                    let bad = self.gpu.download(&self.bad_indices)?.first().copied().unwrap_or(0);
+                    if bad > 0 {
+                        return Err(Error::IndexOutOfRange { what: "msm base indices", count: bad as usize, limit });
+                    }
+                }
                 let sum = out.first().ok_or_else(|| Error::MsmConfig("no result".into()))?;
                 Ok(C::normalize(sum))
             }
@@ -450,11 +488,23 @@ impl<'g, C: Curve> Msm<'g, C> {
         if n > self.plan.n {
             return Err(Error::LengthMismatch { what: "msm scalars (plan size)", expected: self.plan.n, actual: n });
         }
+        if let Scalars::DeviceIndexed { scalars: s, indices, len } = scalars {
+            if !matches!(bases, Bases::Device(_)) {
+                return Err(Error::MsmConfig("sparse (indexed) scalars need device bases".into()));
+            }
+            if s.len() < *len {
+                return Err(Error::LengthMismatch { what: "msm indexed scalars", expected: *len, actual: s.len() });
+            }
+            if indices.len() < *len {
+                return Err(Error::LengthMismatch { what: "msm base indices", expected: *len, actual: indices.len() });
+            }
+        }
+        let indexed = matches!(scalars, Scalars::DeviceIndexed { .. });
         match bases {
             Bases::Host(b) if b.len() != n => {
                 Err(Error::LengthMismatch { what: "msm bases", expected: n, actual: b.len() })
             }
-            Bases::Device(b) if b.len() < n => {
+            Bases::Device(b) if !indexed && b.len() < n => {
                 Err(Error::LengthMismatch { what: "msm device bases", expected: n, actual: b.len() })
             }
             Bases::Device(b) if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) => {
@@ -476,6 +526,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         self.prepare_staging(bases, scalars)?;
         let stream = self.gpu.stream().clone();
         stream.memset_zeros(self.buckets.raw_mut())?;
+        stream.memset_zeros(self.bad_indices.raw_mut())?;
         let chunk = self.plan.chunk;
         let mut first = 0;
         let mut k = 0;
@@ -527,22 +578,35 @@ impl<'g, C: Curve> Msm<'g, C> {
         let buckets = plan.buckets() as u32;
         let len32 = len as u32;
         let per_window = plan.per_window() as u32;
-        // Point indices: device bases index the whole table (stride n, chunk offset first); staged host bases
-        // index the chunk (no copies).
+        // Point indices: device bases index the whole table (stride n, chunk offset first, or the sparse
+        // scalars' indices); staged host bases index the chunk (no copies).
         let (stride, first32) = match bases {
             Bases::Device(b) => (b.n as u32, first as u32),
             Bases::Host(_) => (len32, 0),
         };
         let scalar_view = match scalars {
-            Scalars::Device(s) => s.raw_range(first..first + len)?,
+            Scalars::Device(s) | Scalars::DeviceIndexed { scalars: s, .. } => s.raw_range(first..first + len)?,
             Scalars::Host(_) => self.staged_scalars[slot].raw_range(0..len)?,
         };
+        let index_view = match scalars {
+            Scalars::DeviceIndexed { indices, .. } => Some(indices.raw_range(first..first + len)?),
+            _ => None,
+        };
+        // Base indices must be below the row length (sparse scalars are checked against it); null: no indices.
+        let (limit, null) = (stride, 0u64);
         stream.memset_zeros(self.counts.raw_mut())?;
 
         let mut launch = stream.launch_builder(&self.kernels.count);
-        launch.arg(&scalar_view).arg(&len32).arg(&c).arg(&windows).arg(&q).arg(self.counts.raw_mut());
-        // SAFETY: msm_count: one thread per scalar of the chunk (len of them in the view); counts holds
-        // q · 2^(c−1) zeroed counters; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan invariants).
+        launch.arg(&scalar_view);
+        match &index_view {
+            Some(view) => launch.arg(view),
+            None => launch.arg(&null),
+        };
+        launch.arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&limit).arg(self.counts.raw_mut());
+        launch.arg(self.digits.raw_mut()).arg(self.bad_indices.raw_mut());
+        // SAFETY: msm_count: one thread per scalar of the chunk (len of them in the view, and in the index view
+        // if any); counts holds q · 2^(c−1) zeroed counters, bad_indices one; digits holds windows · chunk >=
+        // windows · len words; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan invariants).
         launched("msm_count", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
 
         let cfg = LaunchConfig { grid_dim: (q, 1, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
@@ -553,12 +617,20 @@ impl<'g, C: Curve> Msm<'g, C> {
         launched("msm_scan", unsafe { launch.launch(cfg) })?;
 
         let mut launch = stream.launch_builder(&self.kernels.scatter);
-        launch.arg(&scalar_view).arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&stride).arg(&first32);
+        launch.arg(self.digits.raw());
+        match &index_view {
+            Some(view) => launch.arg(view),
+            None => launch.arg(&null),
+        };
+        launch.arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&stride).arg(&first32).arg(&limit);
         launch.arg(self.cursors.raw_mut()).arg(self.sorted.raw_mut()).arg(&per_window);
-        // SAFETY: msm_scatter: same scalars and layout as the count, so every cursor stays inside its
-        // bucket's range of the window (<= per_window entries); sorted holds q · per_window entries; point
-        // indices (w / q)·stride + first + i are < copies · n < 2^31 (check_table) or < len for staged bases.
-        launched("msm_scatter", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
+        let cfg = LaunchConfig { grid_dim: (len.div_ceil(SCALAR_BLOCK as usize) as u32, windows, 1), block_dim: (SCALAR_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: msm_scatter: grid (⌈len / block⌉, windows); the count's digits for the same chunk and layout,
+        // so every cursor stays inside its bucket's range of the window (<= per_window entries); sorted holds
+        // q · per_window entries; the index view (if any) holds len indices; base indices are below limit (n
+        // rows of the table, or len staged bases; larger ones were counted by the count and become 0), so
+        // point indices (w / q)·stride + index are < copies · n < 2^31 (check_table).
+        launched("msm_scatter", unsafe { launch.launch(cfg) })?;
         drop(launch);
 
         let base_view = match bases {

@@ -37,10 +37,36 @@ pub fn msm_cpu<C: Curve>(bases: &[C::Affine], scalars: &[Scalar]) -> Result<C::P
     Ok(C::normalize(&C::multi_exp(bases, scalars)))
 }
 
+/// `Σ scalars[j]·bases[indices[j]]` by gathering the bases and calling [`msm_cpu`]. `Err(LengthMismatch)` when
+/// scalars and indices differ in length, `Err(IndexOutOfRange)` for an index past the bases.
+pub fn msm_indexed_cpu<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: &[u32]) -> Result<C::Projective> {
+    msm_cpu::<C>(&gather::<C>(bases, scalars, indices)?, scalars)
+}
+
+fn gather<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: &[u32]) -> Result<Vec<C::Affine>> {
+    check_lengths(indices.len(), scalars.len())?;
+    let bad = indices.iter().filter(|&&i| i as usize >= bases.len()).count();
+    if bad > 0 {
+        return Err(Error::IndexOutOfRange { what: "msm base indices", count: bad, limit: bases.len() });
+    }
+    Ok(indices.iter().map(|&i| bases[i as usize]).collect())
+}
+
 /// The GPU algorithm replayed on the CPU with `plan`'s window size, copies, chunk and per-thread work: the
 /// same per-thread programs, with the precomputed table built the same way (normalized).
 pub fn msm_model<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], plan: &MsmPlan) -> Result<C::Projective> {
     check_lengths(bases.len(), scalars.len())?;
+    model_run::<C>(bases, scalars, None, plan)
+}
+
+/// [`msm_model`] for sparse scalars: scalar `j` multiplies `bases[indices[j]]`, as
+/// [`crate::msm::Scalars::DeviceIndexed`] runs on the GPU. Errors as [`msm_indexed_cpu`].
+pub fn msm_model_indexed<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: &[u32], plan: &MsmPlan) -> Result<C::Projective> {
+    gather::<C>(bases, scalars, indices)?;
+    model_run::<C>(bases, scalars, Some(indices), plan)
+}
+
+fn model_run<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: Option<&[u32]>, plan: &MsmPlan) -> Result<C::Projective> {
     let table = model::precompute(C::as_kernel_affine(bases), plan.window_bits, plan.copies);
     // SAFETY (layout): blstrs::Scalar is repr(transparent) over blst_fr, 4 little-endian u64 limbs in
     // Montgomery form; Fr is 8 little-endian u32 limbs, same bytes and alignment (tests/layout.rs).
@@ -52,6 +78,6 @@ pub fn msm_model<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], plan: &MsmPl
         reduce_run: plan.reduce_run,
         chunk: plan.chunk.min(u32::MAX as usize) as u32,
     };
-    let sum = model::msm(&table, frs, model_plan);
+    let sum = model::msm(&table, frs, indices, model_plan);
     Ok(C::normalize(&C::from_kernel_jacobian(sum)))
 }

@@ -4,17 +4,17 @@
 //! # What a job computes
 //! Given the synthesis vectors `a`, `b`, `c` (evaluations on the domain of size `n = 2^k`) and, per
 //! *assignment* (a scalar vector that several queries share: e.g. the aux assignment used by the A, B_G1 and L
-//! queries), its split into the points with scalar 1 (`ones`, a bitmap) and the rest (`tail`, the scalars with
-//! every 0 and 1 replaced by 0):
+//! queries), its split into the points with scalar 1 (`ones`, a bitmap) and the rest (`tail`: the scalars
+//! that are neither 0 nor 1, with their positions `tail_index`):
 //! - `h = (A·B − C) / Z` on the coset (the steps of [`crate::Ntt::groth16_h`]: per vector an inverse NTT and a
 //!   coset NTT, [`crate::Ntt::groth16_h_prepare`]; then the pointwise step and 1 coset inverse NTT,
 //!   [`crate::Ntt::groth16_h_combine`]) and `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
 //! - for every query of every assignment: the batch addition of the bases selected by `ones` plus the MSM of
-//!   `tail` over the same bases (a "tail MSM": mostly zeros, which the MSM skips), i.e. `Σ sᵢ·Pᵢ` over the
-//!   whole assignment. G1 and G2 queries (B_G2) alike.
+//!   `tail` over the bases at `tail_index` (a "tail MSM", sparse: [`Scalars::DeviceIndexed`]), i.e. `Σ sᵢ·Pᵢ`
+//!   over the whole assignment. G1 and G2 queries (B_G2) alike.
 //!
-//! [`split_assignment`] makes `ones` and `tail` from an assignment (a prover's synthesis can write them
-//! directly). The CPU reference is [`crate::pipeline_cpu`].
+//! [`split_assignment`] makes `ones`, `tail` and `tail_index` from an assignment (a prover's synthesis can
+//! write them directly). The CPU reference is [`crate::pipeline_cpu`].
 //!
 //! # Streams, slots and the rule for jobs in flight
 //! A [`PartitionEngine`] owns one GPU's working set, allocated once: the SRS ([`PartitionSrs`]), an
@@ -47,7 +47,7 @@
 //! time, kernel time (compute-stream busy time, overlaps counted once), GPU busy fraction and achieved H2D
 //! GB/s. Phases are emitted as `tracing` events (target `zkgpu.profile`); host-side waits are
 //! `zkgpu.pipeline.*` spans.
-//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b`, `ntt.h.c` (one
+//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b`, `ntt.h.c` (one
 //! vector's inverse + coset NTT each) and `ntt.h.combine` (pointwise + coset inverse NTT); `msm.h`,
 //! `batch_add.{i}.g1.{q}`, `msm.tail.{i}.g1.{q}` (and `g2`); `d2h.h`, `d2h.results`.
 //! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
@@ -60,7 +60,8 @@
 //! `n`; not a power of two: [`Error::NttSize`]), assignments and bitmaps ([`Error::LengthMismatch`],
 //! [`Error::BitmapTooShort`]). On such an error nothing is queued and the caller's buffers are untouched. A job
 //! whose GPU work fails later is reported by its own `finish` (the error is kept with the job), and the other
-//! jobs go on. A pinned pool that is full answers [`Error::PinnedPoolExhausted`] at `take`, before any job.
+//! jobs go on; so is a tail position past the assignment ([`Error::IndexOutOfRange`], found on the GPU: the
+//! host never reads the caller's write-combined buffers). A pinned pool that is full answers [`Error::PinnedPoolExhausted`] at `take`, before any job.
 //!
 //! # Multi-GPU
 //! [`ProverPool`] holds one engine per GPU and gives each new job to the engine with the fewest jobs in flight
@@ -69,62 +70,51 @@
 //! large MSM into contiguous ranges of points, one per GPU (bases resident per GPU), and add the partial sums
 //! on the host.
 //!
-//! # Expected numbers on an H200 (before any run)
-//! - H2D from pinned memory: ~53-55 GB/s (the `h2d` bench measures 55 GB/s at 1 GiB); pageable 5-9 GB/s.
-//! - A 2^27 job moves a, b, c and one full-length tail (4 × 4 GiB ≈ 17.2 GB): ~0.32 s of copies.
+//! # Expected numbers on an H200 (written before the first run, kept for comparison)
+//! - A 2^27 job moved a, b, c and one full-length tail (4 × 4 GiB ≈ 17.2 GB): ~0.32 s of copies. Since the
+//!   tails are compacted (3cec81d) a job moves a, b, c plus ~10% of the tail with its positions: ~13.4 GB.
 //! - Compute at 2^27: the NTT chain (7 transforms + pointwise) ~0.33 s (7 × ~45 ms), H MSM ~1.1 s (the MSM
 //!   bench: 1126 ms), three G1 batch additions over 2^27 points with ~45% selected ~3 × 35 ms, three tail
 //!   MSMs over ~10% dense scalars ~3 × 0.15 s: ≈ 2.0 s per partition, so compute bound; two streams should
 //!   give wall ≈ compute + the first job's a/b/c upload, busy ≥ 95% in steady state, one stream ≈ compute +
 //!   transfers (~15% more). At 2^24: ~0.27 s compute (H MSM 0.15 s) against ~40 ms of copies.
-//!   The issue's 1.3 s per partition is not reachable with today's H MSM (1.1 s alone).
+//!   The issue's 1.3 s per partition is not reachable on one GPU with today's H MSM (1.0 s alone).
 //! - Device memory of the bench's 2^27 shape (H query + A, B_G1, L of 2^27 points each): bases 12.9 GB (H)
 //!   plus 3 × 12.9 GB (A, B_G1, L; batch additions and tail MSMs share them through `MsmBases::points`),
-//!   2 slots × 17.2 GB, H MSM scratch ~6.4 GB (c = 21), tail MSMs ~0.6 GB each, NTT twiddles 4.3 GB:
-//!   ~101 GB of the H200's ~149 GB.
+//!   2 slots of inputs, H MSM scratch ~6.4 GB (c = 21), tail MSM scratch, NTT twiddles 4.3 GB. Measured peak:
+//!   98.2 GB of the H200's ~140 GiB.
 //!
-//! # Measured (2 × H200 host, driver 580.159.04, commit 3feeb40)
-//! Command: `zkgpu-bench pipeline_partition --sizes 24 --reps 3` (`cargo xtask bench pipeline --sizes 24`).
-//! Each run is 4 jobs at 2^24, two in flight; medians of 3.
+//! # Measured (2 × H200 host, driver 580.159.04)
+//! Command: `zkgpu-bench pipeline_partition --sizes 24 --reps 3` (`cargo xtask bench pipeline --sizes 24`) and
+//! `zkgpu-bench pipeline_partition --variants pinned-2stream,pinned-2stream-2gpu --sizes 27 --reps 1`. Each
+//! run is 4 jobs, two in flight; medians. 2^24 one-GPU variants ran on a one-H200 host.
 //!
-//! | variant | wall / 4 jobs | per job | GPU busy | H2D GB/s | wall / max(compute, copies) |
-//! |---|---:|---:|---:|---:|---:|
-//! | pinned-2stream | 1419 ms | 355 ms | 99.2% | 55.3 | 1.008 |
-//! | pinned-1stream | 1562 ms | 391 ms | 90.0% | 55.5 | 1.111 |
-//! | pageable-2stream | 1743 ms | 436 ms | 80.4% | 6.6 | 1.244 |
-//! | pinned-2stream-2gpu | 755 ms | 189 ms | 93.2% | 55.4 | 1.073 |
+//! | n | variant | wall / 4 jobs | per job | GPU busy | H2D GB/s | wall / max(compute, copies) |
+//! |---|---|---:|---:|---:|---:|---:|
+//! | 2^24 | pinned-2stream | 1016 ms | 254 ms | 98.8% | 55.3 | 1.01 |
+//! | 2^24 | pinned-1stream | 1122 ms | 281 ms | 89.2% | 55.5 | 1.12 |
+//! | 2^24 | pageable-2stream | 1218 ms | 304 ms | 77.6% | 6.9 | 1.29 |
+//! | 2^24 | pinned-2stream-2gpu | 542 ms | 136 ms | 93.2% | 55.4 | 1.07 |
+//! | 2^27 | pinned-2stream | 7002 ms | 1750 ms | 98.9% | 55.4 | 1.01 |
+//! | 2^27 | pinned-2stream-2gpu | 3784 ms | 946 ms | 91.5% | 55.4 | 1.09 |
 //!
-//! Per job, compute is H MSM 138 ms, NTT chain 34 ms and tail MSMs with batch additions 180 ms, against
-//! 39 ms of copies.
-//! - The issue's transfer goals hold at 2^24: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the larger of
-//!   compute and copies, busy ≥ 90%.
-//! - Two GPUs run 1.88× faster than one.
-//! - One stream costs 10%, pageable memory 23%.
+//! Per 2^27 job: H MSM 1004 ms, the NTT chain 299 ms, tail MSMs with batch additions 427 ms; copies 242 ms.
+//! (Table at 3cec81d.) With the window-by-window scatter (bf30291, one H200, same command): pinned-2stream
+//! 6695 ms / 4 jobs = 1674 ms per job (H MSM 942 ms, tails 412 ms, busy 98.8%, 55.5 GB/s, ratio 1.01),
+//! pageable-2stream 9188 ms = 2299 ms per job (busy 72%, 7.7 GB/s: the copies, 6.9 s, now exceed compute).
+//! Peak device memory 101.9 GB. Two GPUs (5329676, 2 × H200 host, `--variants pinned-2stream-2gpu`): 3628 ms
+//! / 4 jobs = 907 ms per partition, busy 91.2%, ratio 1.10.
+//! - The issue's transfer goals hold at 2^24 and 2^27: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the
+//!   larger of compute and copies, busy ≥ 90%. Two GPUs run 1.85× (2^27) and 1.87× (2^24) faster than one.
+//! - 1.3 s per partition: met as throughput on two GPUs (907 ms per partition at 5329676), not on one
+//!   (1674 ms at bf30291; the H MSM alone is 0.94 s).
 //!
-//! # Measured at 2^27 (one H200, commit c99f61e)
-//! Command: `zkgpu-bench pipeline_partition --variants pinned-2stream,pageable-2stream --sizes 27 --reps 1`.
-//! Four jobs, two in flight:
-//!
-//! | variant | wall / 4 jobs | per job | GPU busy | H2D GB/s | wall / max(compute, copies) |
-//! |---|---:|---:|---:|---:|---:|
-//! | pinned-2stream | 10667 ms | 2667 ms | 99.3% | 55.5 | 1.007 |
-//! | pageable-2stream | 12511 ms | 3128 ms | 84.6% | 8.7 | 1.18 |
-//!
-//! Per job: H MSM 1008 ms, the NTT chain 300 ms, tail MSMs with batch additions **1340 ms**, against
-//! 310 ms of copies. The estimate above was 2.0 s; the tails cost 3× what it assumed (~0.36 s from their
-//! ~10% non-zero scalars at the measured mixed-addition rate). Each tail MSM runs over all 2^27 scalars in
-//! 2^22-point chunks (`tail_msm.chunk`), i.e. 32 rounds of count, scan, scatter, fold and fixup per tail,
-//! each sized for a dense chunk; the cost model (`choose_window_bits`) prices those rounds at only ~8% of
-//! the work. The likeliest sink (a reading of the plan, not yet profiled): the accumulation's segment
-//! length is sized for a dense chunk (`MsmPlan::seg` = entries / 2^17, clamped to 16..=512: 512 here, for
-//! 2^22 × 16 window entries), but only ~10% of the entries exist, so ~13 k threads each add up to 512 points
-//! in a serial chain: ~3 warps per SM, too few to hide the mixed addition's latency. Sizing `seg` for the
-//! expected non-zero entries (`tail_fraction`; seg 32, ~210 k busy threads, ~0.4 GB more partial slots per
-//! tail MSM) should bring the tails near the ~0.36 s their additions cost. Beyond that, hand the MSM only
-//! the non-zero scalars with their point indices (the split already finds them on the host; the scatter
-//! would write the index instead of the position): ~0.1·n points in one chunk and a 10× smaller tail
-//! upload. Neither is built yet. The issue's 1.3 s per partition is not met: 2.67 s today; the H MSM alone
-//! is 1.0 s.
+//! History: at c99f61e the tails were dense MSMs over all 2^27 scalars (zeros skipped, in 2^22-point
+//! chunks); they took 1340 ms per job and a job 2667 ms (GPU busy 99.3%; pageable 3128 ms). The accumulation
+//! was sized for dense chunks, so ~13 k threads ran chains of up to 512 additions. Compacting the tails
+//! (only the non-0/1 scalars and their positions are uploaded; [`Scalars::DeviceIndexed`]) made them dense
+//! MSMs of ~0.1·n points in one chunk: 1340 → 427 ms (predicted ~0.36 s of additions plus the batch
+//! additions). At 2^24 the job went from 355 to 254 ms.
 //!
 //! # Example
 //! ```no_run
@@ -143,10 +133,10 @@
 //! let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, Some(64 << 30));
 //! let (a, b, c) = (pool.take::<Scalar>(n)?, pool.take::<Scalar>(n)?, pool.take::<Scalar>(n)?);
 //! let mut ones = pool.take::<u32>(aux.len().div_ceil(32))?;
-//! let mut tail = pool.take::<Scalar>(aux.len())?;
+//! let (mut tail, mut tail_index) = (pool.take::<Scalar>(aux.len())?, pool.take::<u32>(aux.len())?);
 //! // ... synthesis writes a, b, c (through DerefMut) and the assignment here ...
-//! split_assignment(&aux, &mut ones, &mut tail)?;
-//! let assignments = vec![AssignmentInput { tail: &tail, ones: &ones }];
+//! let k = split_assignment(&aux, &mut ones, &mut tail, &mut tail_index)?;
+//! let assignments = vec![AssignmentInput { tail: &tail[..k], tail_index: &tail_index[..k], ones: &ones }];
 //! let ticket = engine.start(PartitionJob { a: &a, b: &b, c: &c, assignments, h_out: None })?;
 //! // The buffers are free again: synthesize and start the next partition before finishing this one.
 //! let out = engine.finish(ticket)?;
@@ -198,7 +188,8 @@ pub struct PartitionConfig {
     /// The tail MSMs' plan choices; without explicit window bits the window is chosen for
     /// `tail_fraction · len` non-zero scalars.
     pub tail_msm: MsmConfig,
-    /// Expected fraction of an assignment's scalars that are neither 0 nor 1 (sizes the tail MSMs' window).
+    /// Expected fraction of an assignment's scalars that are neither 0 nor 1 (sizes the tail MSMs' window;
+    /// any fraction up to 1 works).
     pub tail_fraction: f64,
 }
 
@@ -208,9 +199,7 @@ impl Default for PartitionConfig {
             streams: StreamMode::Two,
             slots: 2,
             h_msm: MsmConfig::default(),
-            // Sparse tails need no 2^24-entry sort buffer per window: 2^22-point chunks cut each tail MSM's
-            // scratch by ~0.8 GB at 2^27 (the bucket work per chunk is small at the tails' window sizes).
-            tail_msm: MsmConfig { chunk: Some(1 << 22), ..MsmConfig::default() },
+            tail_msm: MsmConfig::default(),
             tail_fraction: 0.1,
         }
     }
@@ -223,11 +212,15 @@ pub struct PartitionShape {
     pub assignments: Vec<usize>,
 }
 
-/// One assignment of a job: its split into scalar-1 points and the rest.
+/// One assignment of a job, split as [`split_assignment`] does: the points with scalar 1 (a bitmap) and the
+/// other non-zero scalars with their positions (the tail MSM's sparse input).
 #[derive(Clone, Copy, Debug)]
 pub struct AssignmentInput<'a> {
-    /// The scalars, with every 0 and 1 replaced by 0 (the tail MSM's input); the assignment's length.
+    /// The scalars that are neither 0 nor 1 (at most the assignment's length).
     pub tail: &'a [Scalar],
+    /// `tail_index[j]`: the position of `tail[j]` in the assignment, below its length (a position past it
+    /// fails the job at `finish` with [`Error::IndexOutOfRange`]). As many as `tail`.
+    pub tail_index: &'a [u32],
     /// Bit `i` of word `i / 32` set where scalar `i` is 1 (batch addition); at least `⌈len / 32⌉` words
     /// (only those are read).
     pub ones: &'a [u32],
@@ -266,8 +259,11 @@ impl PartitionShape {
             });
         }
         for (input, &len) in job.assignments.iter().zip(&self.assignments) {
-            if input.tail.len() != len {
-                return Err(Error::LengthMismatch { what: "partition assignment tail", expected: len, actual: input.tail.len() });
+            if input.tail.len() > len {
+                return Err(Error::LengthMismatch { what: "partition assignment tail (at most its length)", expected: len, actual: input.tail.len() });
+            }
+            if input.tail_index.len() != input.tail.len() {
+                return Err(Error::LengthMismatch { what: "partition assignment tail_index", expected: input.tail.len(), actual: input.tail_index.len() });
             }
             crate::batch_add::check_bitmap(input.ones.len(), len)?;
         }
@@ -279,53 +275,83 @@ impl PartitionShape {
         Ok(())
     }
 
-    /// Bytes a job uploads: a, b, c, the tails and the bitmaps.
+    /// Most bytes a job uploads: a, b, c, full-length tails with their indices, and the bitmaps.
     pub fn upload_bytes(&self) -> usize {
         let scalar = size_of::<Scalar>();
-        3 * self.n * scalar + self.assignments.iter().map(|&m| m * scalar + m.div_ceil(32) * 4).sum::<usize>()
+        3 * self.n * scalar + self.assignments.iter().map(|&m| m * (scalar + 4) + m.div_ceil(32) * 4).sum::<usize>()
     }
 }
 
-/// Splits an assignment for a job: sets bit `i` of `ones` where `values[i] == 1`, writes `tail[i] = values[i]`
-/// where it is neither 0 nor 1 and 0 elsewhere. `ones` must have `⌈len / 32⌉` words (all overwritten), `tail`
-/// `len` values; on a length error neither is touched. Runs on all cores for large inputs; writes each output
-/// once without reading it, so both may be write-combined [`PinnedBuffer`]s.
-pub fn split_assignment(values: &[Scalar], ones: &mut [u32], tail: &mut [Scalar]) -> Result<()> {
+/// Splits an assignment for a job: sets bit `i` of `ones` where `values[i] == 1`, and writes the values that
+/// are neither 0 nor 1 to `tail` and their positions to `tail_index`, in order. Returns how many there are
+/// (`k`: pass `&tail[..k]` and `&tail_index[..k]` to [`AssignmentInput`]). `ones` must have `⌈len / 32⌉` words
+/// (all overwritten); `tail` and `tail_index` need room for `k` (the assignment's length always suffices); on
+/// a length error nothing is written. Runs on all cores for large inputs; writes each output once without
+/// reading it, so all three may be write-combined [`PinnedBuffer`]s.
+pub fn split_assignment(values: &[Scalar], ones: &mut [u32], tail: &mut [Scalar], tail_index: &mut [u32]) -> Result<usize> {
     let n = values.len();
-    if tail.len() != n {
-        return Err(Error::LengthMismatch { what: "split_assignment tail", expected: n, actual: tail.len() });
-    }
     if ones.len() != n.div_ceil(32) {
         return Err(Error::LengthMismatch { what: "split_assignment ones", expected: n.div_ceil(32), actual: ones.len() });
     }
-    // Chunks of whole bitmap words, one per thread.
+    if n > u32::MAX as usize {
+        return Err(Error::SizeOverflow(format!("an assignment of {n} values: positions are u32")));
+    }
+    let is_tail = |v: &Scalar| *v != Scalar::ZERO && *v != Scalar::ONE;
+    // Chunks of whole bitmap words, one per thread: count each chunk's tail first, so every thread knows
+    // where its part of the compacted tail starts.
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let words_per = ones.len().div_ceil(threads).max(1024);
+    let chunks: Vec<&[Scalar]> = values.chunks(words_per * 32).collect();
+    let counts: Vec<usize> = if chunks.len() <= 1 {
+        chunks.iter().map(|c| c.iter().filter(|v| is_tail(v)).count()).collect()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks.iter().map(|c| scope.spawn(move || c.iter().filter(|v| is_tail(v)).count())).collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        })
+    };
+    let k: usize = counts.iter().sum();
+    for (what, room) in [("split_assignment tail", tail.len()), ("split_assignment tail_index", tail_index.len())] {
+        if room < k {
+            return Err(Error::LengthMismatch { what, expected: k, actual: room });
+        }
+    }
     // Each output is written once and never read, which write-combined pinned memory needs to be fast.
-    let work = |values: &[Scalar], ones: &mut [u32], tail: &mut [Scalar]| {
-        for ((vs, word), ts) in values.chunks(32).zip(ones.iter_mut()).zip(tail.chunks_mut(32)) {
+    let work = |first: usize, values: &[Scalar], ones: &mut [u32], tail: &mut [Scalar], tail_index: &mut [u32]| {
+        let mut out = tail.iter_mut().zip(tail_index.iter_mut());
+        for (w, (vs, word)) in values.chunks(32).zip(ones.iter_mut()).enumerate() {
             let mut bits = 0u32;
-            for (k, (v, t)) in vs.iter().zip(ts.iter_mut()).enumerate() {
+            for (b, v) in vs.iter().enumerate() {
                 if *v == Scalar::ONE {
-                    bits |= 1 << k;
-                    *t = Scalar::ZERO;
-                } else {
-                    *t = *v;
+                    bits |= 1 << b;
+                } else if *v != Scalar::ZERO {
+                    if let Some((t, ix)) = out.next() {
+                        *t = *v;
+                        *ix = (first + 32 * w + b) as u32;
+                    }
                 }
             }
             *word = bits;
         }
     };
-    if ones.len() <= words_per {
-        work(values, ones, tail);
-        return Ok(());
-    }
+    let (mut tail, mut tail_index, mut ones) = (&mut tail[..k], &mut tail_index[..k], ones);
     std::thread::scope(|scope| {
-        for ((v, o), t) in values.chunks(words_per * 32).zip(ones.chunks_mut(words_per)).zip(tail.chunks_mut(words_per * 32)) {
-            scope.spawn(move || work(v, o, t));
+        for (c, (v, &count)) in chunks.iter().zip(&counts).enumerate() {
+            let (t, rest) = std::mem::take(&mut tail).split_at_mut(count);
+            tail = rest;
+            let (ix, rest) = std::mem::take(&mut tail_index).split_at_mut(count);
+            tail_index = rest;
+            let (o, rest) = std::mem::take(&mut ones).split_at_mut(v.len().div_ceil(32));
+            ones = rest;
+            let first = c * words_per * 32;
+            if chunks.len() == 1 {
+                work(first, v, o, t, ix);
+            } else {
+                scope.spawn(move || work(first, v, o, t, ix));
+            }
         }
     });
-    Ok(())
+    Ok(k)
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -467,7 +493,10 @@ struct Slot {
     a: DeviceBuffer<Scalar>,
     b: DeviceBuffer<Scalar>,
     c: DeviceBuffer<Scalar>,
+    /// Per assignment: the tail scalars, their positions, how many the job has, and the ones bitmap.
     tails: Vec<DeviceBuffer<Scalar>>,
+    tail_index: Vec<DeviceBuffer<u32>>,
+    tail_len: Vec<usize>,
     ones: Vec<DeviceBuffer<u32>>,
 }
 
@@ -479,13 +508,21 @@ impl Slot {
             b: gpu.alloc_zeroed(n)?,
             c: gpu.alloc_zeroed(n)?,
             tails: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_index: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_len: vec![0; shape.assignments.len()],
             ones: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m.div_ceil(32))).collect::<Result<_>>()?,
         })
+    }
+
+    /// Assignment `i`'s tail as the sparse scalars of its MSMs.
+    fn tail(&self, i: usize) -> Scalars<'_> {
+        Scalars::DeviceIndexed { scalars: &self.tails[i], indices: &self.tail_index[i], len: self.tail_len[i] }
     }
 
     fn device_bytes(&self) -> usize {
         self.a.byte_len() * 3
             + self.tails.iter().map(DeviceBuffer::byte_len).sum::<usize>()
+            + self.tail_index.iter().map(DeviceBuffer::byte_len).sum::<usize>()
             + self.ones.iter().map(DeviceBuffer::byte_len).sum::<usize>()
     }
 }
@@ -503,10 +540,10 @@ impl<'g, C: Curve> QueryEngine<'g, C> {
     }
 
     /// Queues the batch addition and the tail MSM (two phases).
-    fn enqueue(&mut self, bases: &MsmBases<C>, slot_tail: &DeviceBuffer<Scalar>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
+    fn enqueue(&mut self, bases: &MsmBases<C>, tail: Scalars<'_>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
         let (adder, msm) = (&mut self.adder, &mut self.msm);
         rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| adder.enqueue(query_points(bases)?, Some(slot_ones)))?;
-        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue(Bases::Device(bases), Scalars::Device(slot_tail)))
+        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue(Bases::Device(bases), tail))
     }
 
     /// Waits and returns batch sum + tail MSM, normalized. Always calls the MSM's finish (so the engine is
@@ -522,14 +559,15 @@ impl<'g, C: Curve> QueryEngine<'g, C> {
 /// Per assignment: the engines of its G1 and of its G2 queries.
 type AssignmentEngines<'g> = (Vec<QueryEngine<'g, G1>>, Vec<QueryEngine<'g, G2>>);
 
-/// The tail MSM's plan for `len` scalars of which about `tail_fraction` are non-zero.
+/// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
+/// about `tail_fraction · len` of them.
 pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
     let plan = MsmPlan::new(len, &config.tail_msm, false)?;
     if config.tail_msm.window_bits.is_some() {
         return Ok(plan);
     }
     let nonzero = ((len as f64 * config.tail_fraction.clamp(0.0, 1.0)) as usize).max(1);
-    let chunks = len.div_ceil(plan.chunk).max(1);
+    let chunks = nonzero.div_ceil(plan.chunk).max(1);
     let c = choose_window_bits(nonzero, config.tail_msm.precompute.max(1), chunks);
     MsmPlan::new(len, &MsmConfig { window_bits: Some(c), ..config.tail_msm }, false)
 }
@@ -709,6 +747,8 @@ impl<'g> PartitionEngine<'g> {
         let c_done = transfer.record_event(None)?;
         for (i, input) in job.assignments.iter().enumerate() {
             upload(rec, transfer, &format!("h2d.tail{i}"), input.tail, &mut s.tails[i])?;
+            upload(rec, transfer, &format!("h2d.tail_index{i}"), input.tail_index, &mut s.tail_index[i])?;
+            s.tail_len[i] = input.tail.len();
             let words = s.ones[i].len();
             upload(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..words], &mut s.ones[i])?;
         }
@@ -778,10 +818,10 @@ impl<'g> PartitionEngine<'g> {
         rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| h_msm.enqueue(Bases::Device(&srs.h), Scalars::Device(&s.a)))?;
         for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
             for (q, (engine, b)) in g1.iter_mut().zip(&bases.g1).enumerate() {
-                engine.enqueue(b, &s.tails[i], &s.ones[i], rec, &compute, &format!("{i}.g1.{q}"))?;
+                engine.enqueue(b, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1.{q}"))?;
             }
             for (q, (engine, b)) in g2.iter_mut().zip(&bases.g2).enumerate() {
-                engine.enqueue(b, &s.tails[i], &s.ones[i], rec, &compute, &format!("{i}.g2.{q}"))?;
+                engine.enqueue(b, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2.{q}"))?;
             }
         }
         Ok(())
@@ -861,14 +901,15 @@ impl<'g> PartitionEngine<'g> {
 }
 
 /// Queues one upload as a phase.
+/// Copies `src` into the first `src.len()` elements of `dst` on `stream`, as phase `name`.
 fn upload<T: DeviceSafe>(rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str, src: &[T], dst: &mut DeviceBuffer<T>) -> Result<()> {
-    if src.len() != dst.len() {
+    if src.len() > dst.len() {
         return Err(Error::LengthMismatch { what: "pipeline upload", expected: dst.len(), actual: src.len() });
     }
     if src.is_empty() {
         return Ok(());
     }
-    rec.phase(name, PhaseKind::H2d, size_of_val(src), stream, |st| Ok(st.memcpy_htod(as_bytes(src), &mut dst.bytes)?))
+    rec.phase(name, PhaseKind::H2d, size_of_val(src), stream, |st| Ok(st.memcpy_htod(as_bytes(src), &mut dst.raw_range_mut(0..src.len())?)?))
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,21 +1,23 @@
 //! CPU reference for [`crate::pipeline`]: the same job on blstrs, for small sizes (tests compare the GPU
 //! engine against it). `h` comes from [`crate::ntt_cpu`] (the same coset recipe as [`crate::Ntt::groth16_h`]),
 //! the query sums from [`crate::msm_cpu`] and [`crate::batch_add_cpu`] over the job's own split (batch sum of
-//! the `ones` points plus the MSM of `tail`), so a wrong split shows up here as on the GPU.
+//! the `ones` points plus the sparse MSM of `tail`), so a wrong split shows up here as on the GPU.
 use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::Field;
 
 use crate::batch_add_cpu::batch_add_cpu;
 use crate::curve::{Curve, G1, G2};
 use crate::error::{Error, Result};
-use crate::msm_cpu::msm_cpu;
+use crate::msm_cpu::{msm_cpu, msm_indexed_cpu};
 use crate::ntt::NttConfig;
 use crate::ntt_cpu::{coset_generator, ntt};
-use crate::pipeline::{AssignmentOutput, PartitionJob, PartitionResults, PartitionShape};
+use crate::pipeline::{AssignmentInput, AssignmentOutput, PartitionJob, PartitionResults, PartitionShape};
 
 /// One assignment's queries on the host (each as long as the assignment).
 #[derive(Clone, Copy, Debug)]
 pub struct AssignmentQueries<'a> {
+    /// The assignment's length.
+    pub len: usize,
     pub g1: &'a [&'a [G1Affine]],
     pub g2: &'a [&'a [G2Affine]],
 }
@@ -45,14 +47,14 @@ pub fn h_coefficients(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> Result<Vec<Sc
     Ok(h)
 }
 
-/// The sum a query contributes: batch sum of the points selected by `ones` plus the MSM of `tail`.
-fn query_sum<C: Curve>(bases: &[C::Affine], tail: &[Scalar], ones: &[u32]) -> Result<C::Projective> {
-    let len = tail.len();
+/// The sum a query contributes: batch sum of the points selected by `input.ones` plus the sparse MSM of
+/// `input.tail` at `input.tail_index`.
+fn query_sum<C: Curve>(bases: &[C::Affine], len: usize, input: &AssignmentInput<'_>) -> Result<C::Projective> {
     if bases.len() != len {
         return Err(Error::LengthMismatch { what: "partition query length", expected: len, actual: bases.len() });
     }
-    let ones = batch_add_cpu::<C>(bases, Some(&ones[..len.div_ceil(32)]))?;
-    let tail = msm_cpu::<C>(bases, tail)?;
+    let ones = batch_add_cpu::<C>(bases, Some(&input.ones[..len.div_ceil(32)]))?;
+    let tail = msm_indexed_cpu::<C>(bases, input.tail, input.tail_index)?;
     Ok(C::normalize(&C::add_projective(&ones, &tail)))
 }
 
@@ -65,7 +67,7 @@ pub fn partition_cpu(
 ) -> Result<(PartitionResults, Vec<Scalar>)> {
     let shape = PartitionShape {
         n: h_bases.len(),
-        assignments: job.assignments.iter().map(|a| a.tail.len()).collect(),
+        assignments: queries.iter().map(|q| q.len).collect(),
     };
     if queries.len() != job.assignments.len() {
         return Err(Error::LengthMismatch { what: "partition assignments", expected: queries.len(), actual: job.assignments.len() });
@@ -75,8 +77,8 @@ pub fn partition_cpu(
     let h_sum = msm_cpu::<G1>(h_bases, &h)?;
     let mut assignments = Vec::with_capacity(queries.len());
     for (q, input) in queries.iter().zip(&job.assignments) {
-        let g1 = q.g1.iter().map(|b| query_sum::<G1>(b, input.tail, input.ones)).collect::<Result<Vec<_>>>()?;
-        let g2 = q.g2.iter().map(|b| query_sum::<G2>(b, input.tail, input.ones)).collect::<Result<Vec<_>>>()?;
+        let g1 = q.g1.iter().map(|b| query_sum::<G1>(b, q.len, input)).collect::<Result<Vec<_>>>()?;
+        let g2 = q.g2.iter().map(|b| query_sum::<G2>(b, q.len, input)).collect::<Result<Vec<_>>>()?;
         assignments.push(AssignmentOutput { g1, g2 });
     }
     Ok((PartitionResults { h: h_sum, assignments }, h))

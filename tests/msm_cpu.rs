@@ -18,7 +18,7 @@ use zkgpu::curve::{Curve, G1, G2};
 use zkgpu::msm::{MsmConfig, MsmPlan, choose_window_bits};
 use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
 use zkgpu_kernels::field::Fr;
-use zkgpu_kernels::msm::{for_each_digit, window_count, MAX_WINDOW_BITS};
+use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, window_count, MAX_WINDOW_BITS};
 
 fn plan(n: usize, c: Option<u32>, chunk: Option<usize>, copies: u32) -> MsmPlan {
     MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies }, false).unwrap()
@@ -101,8 +101,47 @@ fn model_random_sizes_and_plans() {
     }
 }
 
-/// `Σ dᵥ·2^(c·w)` over the signed digits gives the scalar back, every digit is in `(−2^(c−1), 2^(c−1)]`, and
-/// no carry is left after the last window, for every window size and the boundary patterns.
+/// Sparse (indexed) scalars: the model with base indices equals blstrs over the gathered bases, for indices
+/// in order, shuffled, repeated, the first and the last base, with tiny segments, chunks and precomputed
+/// copies; an index past the bases is a typed error.
+#[test]
+fn model_indexed_scalars() {
+    let mut rng = seeded_rng("model_indexed_scalars");
+    let bases = distinct_points::<TestG1>(&mut rng, 50);
+    for k in [0usize, 1, 2, 17, 50, 120] {
+        let scalars = random_scalars(&mut rng, k);
+        let mut cases: Vec<(String, Vec<u32>)> = vec![
+            ("random with repeats".into(), (0..k).map(|_| rng.next_u32() % 50).collect()),
+            ("extremes".into(), (0..k).map(|j| if j % 2 == 0 { 0 } else { 49 }).collect()),
+        ];
+        if k <= 50 {
+            let mut increasing: Vec<u32> = (0..50).filter(|_| rng.next_u32() % 2 == 0).chain(0..50).take(k).collect();
+            increasing.sort_unstable();
+            cases.push(("increasing".into(), increasing));
+        }
+        for (what, indices) in cases {
+            let expected = zkgpu::msm_cpu::msm_indexed_cpu::<G1>(&bases, &scalars, &indices).unwrap();
+            for (c, chunk, copies, seg) in [(None, None, 1, None), (Some(5), Some(7), 1, Some(3)), (Some(6), Some(16), 3, Some(2))] {
+                let mut p = plan(k, c, chunk, copies);
+                if let Some(seg) = seg {
+                    p.seg = seg;
+                }
+                let got = zkgpu::msm_cpu::msm_model_indexed::<G1>(&bases, &scalars, &indices, &p).unwrap();
+                assert_eq!(got, expected, "{what}: k = {k}, plan {p:?}");
+            }
+        }
+    }
+    let scalars = random_scalars(&mut rng, 3);
+    let p = plan(3, None, None, 1);
+    let r = zkgpu::msm_cpu::msm_model_indexed::<G1>(&bases, &scalars, &[0, 50, 7], &p);
+    assert!(matches!(r, Err(Error::IndexOutOfRange { count: 1, limit: 50, .. })), "{r:?}");
+    let r = zkgpu::msm_cpu::msm_model_indexed::<G1>(&bases, &scalars, &[0, 1], &p);
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{r:?}");
+}
+
+/// `Σ dᵥ·2^(c·w)` over the signed digits gives the scalar back, every digit is in `(−2^(c−1), 2^(c−1)]` and
+/// survives the count kernel's digit word, and no carry is left after the last window, for every window size
+/// and the boundary patterns.
 #[test]
 fn signed_digits_recompose_the_scalar() {
     let mut rng = seeded_rng("signed_digits_recompose_the_scalar");
@@ -119,6 +158,9 @@ fn signed_digits_recompose_the_scalar() {
             for_each_digit(&limbs, c, window_count(c), |w, m, neg| {
                 assert!(m >= 1 && m <= 1 << (c - 1), "c = {c}: magnitude {m}");
                 assert!(!(neg && m == 1 << (c - 1)), "c = {c}: -2^(c-1) is not a digit");
+                // The count kernel's stored form (0 means no digit) gives the digit back.
+                let word = digit_word(m, neg);
+                assert!(word != 0 && digit_of_word(word) == (m, neg), "c = {c}: digit word of {m}, {neg}");
                 digits[w as usize] = if neg { -(m as i64) } else { m as i64 };
             });
             for d in digits {

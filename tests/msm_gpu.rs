@@ -178,8 +178,8 @@ fn g2_edge_cases_precomputed() {
 
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
 /// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks) and (device bases only)
-/// 2..=4 precomputed copies (when `precompute`: G2 precomputation is refused for now, kernels/NOTES.md "MSM",
-/// and has its own failing test, `g2_precomputed_bases`).
+/// 2..=4 precomputed copies (when `precompute`; the G2 sweep draws none, `g2_edge_cases_precomputed` and
+/// `g2_precomputed_bases` cover G2 copies).
 fn random_sweep<T, C>(name: &str, draws: usize, precompute: bool)
 where
     T: CurveUnderTest,
@@ -415,6 +415,70 @@ fn g1_device_bases_longer_than_scalars() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_device_bases_longer_than_scalars() {
     longer_bases_on::<TestG2, G2>("g2_device_bases_longer_than_scalars", 3000);
+}
+
+/// Sparse (indexed) scalars over device bases, plain and with 4 precomputed copies, in several chunks through
+/// one engine: random indices with repeats, increasing indices, a prefix of the buffers (`len` below their
+/// length), the empty case; then the errors: an index past the bases (`IndexOutOfRange` from `finish`, and
+/// the engine still works), buffers shorter than `len`, host bases.
+fn indexed_on<T, C>(name: &str, n: usize, k: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, k);
+    let random: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
+    let mut increasing = random.clone();
+    increasing.sort_unstable();
+    let d_scalars = gpu.upload(&scalars).unwrap();
+    for copies in [1, 4] {
+        let plan = MsmPlan::new(k, &config(None, Some(k / 3 + 1), copies), false).unwrap();
+        let table = MsmBases::<C>::precompute(&gpu, &bases, &plan).unwrap();
+        let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+        for (what, indices) in [("random", &random), ("increasing", &increasing)] {
+            let d_indices = gpu.upload(indices).unwrap();
+            for len in [k, k / 2 + 1, 1, 0] {
+                let expected = zkgpu::msm_cpu::msm_indexed_cpu::<C>(&bases, &scalars[..len], &indices[..len]).unwrap();
+                let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len };
+                let got = engine.run(Bases::Device(&table), sparse).unwrap_or_else(|e| panic!("{what}, {copies} copies, len {len}: {e}"));
+                assert_eq!(got, expected, "{what} indices, {copies} copies, len {len} of {k}, plan {plan:?}");
+            }
+        }
+        let mut bad = random.clone();
+        bad[k / 2] = n as u32;
+        bad[k - 1] = u32::MAX;
+        let d_bad = gpu.upload(&bad).unwrap();
+        let r = engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_bad, len: k });
+        assert!(matches!(r, Err(Error::IndexOutOfRange { count: 2, limit, .. }) if limit == n), "{copies} copies: {r:?}");
+        let d_indices = gpu.upload(&random).unwrap();
+        let expected = zkgpu::msm_cpu::msm_indexed_cpu::<C>(&bases, &scalars, &random).unwrap();
+        let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
+        assert_eq!(engine.run(Bases::Device(&table), sparse).unwrap(), expected, "{copies} copies: after the index error");
+        let short = gpu.upload(&random[..k - 1]).unwrap();
+        let r = engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &short, len: k });
+        assert!(matches!(r, Err(Error::LengthMismatch { .. })), "short indices: {r:?}");
+    }
+    let plan = MsmPlan::new(k, &MsmConfig::default(), true).unwrap();
+    let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+    let d_indices = gpu.upload(&random).unwrap();
+    let r = engine.run(Bases::Host(&bases[..k.min(n)]), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k });
+    assert!(matches!(r, Err(Error::MsmConfig(_))), "host bases with indexed scalars: {r:?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_indexed_scalars() {
+    indexed_on::<TestG1, G1>("g1_indexed_scalars", 5000, 3000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_indexed_scalars() {
+    indexed_on::<TestG2, G2>("g2_indexed_scalars", 2000, 1500);
 }
 
 /// Host inputs in page-locked memory (write-combined and cached): one-shot, chunked through an engine, and

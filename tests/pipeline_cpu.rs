@@ -32,14 +32,17 @@ fn shape_check_names_the_bad_input() {
     let v16 = vec![Scalar::ONE; 16];
     let v8 = vec![Scalar::ONE; 8];
     let v12 = vec![Scalar::ONE; 12];
-    let t40 = vec![Scalar::ONE; 40];
-    let t7 = vec![Scalar::ONE; 7];
+    let (t40, i40) = (vec![Scalar::ONE; 40], vec![0u32; 40]);
+    let (t7, i7) = (vec![Scalar::ONE; 7], vec![0u32; 7]);
     let (o40, o7) = (vec![0u32; 2], vec![0u32; 1]);
     let good = |a, b, c| PartitionJob {
         a,
         b,
         c,
-        assignments: vec![AssignmentInput { tail: &t40, ones: &o40 }, AssignmentInput { tail: &t7, ones: &o7 }],
+        assignments: vec![
+            AssignmentInput { tail: &t40[..12], tail_index: &i40[..12], ones: &o40 },
+            AssignmentInput { tail: &t7, tail_index: &i7, ones: &o7 },
+        ],
         h_out: None,
     };
     shape.check(&good(&v16, &v16, &v16)).unwrap();
@@ -51,9 +54,18 @@ fn shape_check_names_the_bad_input() {
     let mut job = good(&v16, &v16, &v16);
     job.assignments.pop();
     assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { what: "partition assignments", expected: 2, actual: 1 })));
+    // A tail longer than its assignment, indices that do not pair with the tail.
     let mut job = good(&v16, &v16, &v16);
-    job.assignments[1].tail = &t40;
-    assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { what: "partition assignment tail", expected: 7, actual: 40 })));
+    job.assignments[1] = AssignmentInput { tail: &t40[..8], tail_index: &i40[..8], ones: &o7 };
+    assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { expected: 7, actual: 8, .. })));
+    let mut job = good(&v16, &v16, &v16);
+    job.assignments[0].tail_index = &i40[..11];
+    assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { what: "partition assignment tail_index", expected: 12, actual: 11 })));
+    // Full-length and empty tails are fine.
+    let mut job = good(&v16, &v16, &v16);
+    job.assignments[0] = AssignmentInput { tail: &t40, tail_index: &i40, ones: &o40 };
+    job.assignments[1] = AssignmentInput { tail: &[], tail_index: &[], ones: &o7 };
+    shape.check(&job).unwrap();
     let mut job = good(&v16, &v16, &v16);
     job.assignments[0].ones = &o7;
     assert!(matches!(shape.check(&job), Err(Error::BitmapTooShort { words: 1, needed: 2, points: 40 })));
@@ -63,7 +75,7 @@ fn shape_check_names_the_bad_input() {
     job.assignments[0].ones = &o40_long;
     shape.check(&job).unwrap();
 
-    assert_eq!(shape.upload_bytes(), 3 * 16 * 32 + 40 * 32 + 2 * 4 + 7 * 32 + 4);
+    assert_eq!(shape.upload_bytes(), 3 * 16 * 32 + 40 * 36 + 2 * 4 + 7 * 36 + 4);
 }
 
 #[test]
@@ -71,30 +83,44 @@ fn split_assignment_separates_ones_and_tail() {
     let mut rng = seeded_rng("split_assignment_separates_ones_and_tail");
     // Small (one thread) and large (several threads, chunk edges inside the data) inputs, sizes off multiples of 32.
     for m in [0usize, 1, 31, 33, 1000, 200_003] {
-        let values = filecoin_mix(&mut rng, m);
+        let mut values = filecoin_mix(&mut rng, m);
+        if m > 0 {
+            values[m - 1] = Scalar::from(2u64); // the last position in the tail
+        }
         let mut ones = vec![u32::MAX; m.div_ceil(32)];
-        let mut tail = vec![Scalar::ONE; m];
-        split_assignment(&values, &mut ones, &mut tail).unwrap();
+        let (mut tail, mut tail_index) = (vec![Scalar::ONE; m], vec![u32::MAX; m]);
+        let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index).unwrap();
+        let expected: Vec<(u32, Scalar)> =
+            values.iter().enumerate().filter(|(_, v)| **v != Scalar::ZERO && **v != Scalar::ONE).map(|(i, v)| (i as u32, *v)).collect();
+        assert_eq!(k, expected.len(), "m = {m}: tail length");
+        let got: Vec<(u32, Scalar)> = tail_index[..k].iter().copied().zip(tail[..k].iter().copied()).collect();
+        assert_eq!(got, expected, "m = {m}: the tail and its positions, in order");
+        assert!(tail[k..].iter().all(|s| *s == Scalar::ONE) && tail_index[k..].iter().all(|&i| i == u32::MAX), "m = {m}: room past k untouched");
         for (i, v) in values.iter().enumerate() {
             let bit = (ones[i / 32] >> (i % 32)) & 1 == 1;
             assert_eq!(bit, *v == Scalar::ONE, "m = {m}, bit {i}");
-            let expected_tail = if *v == Scalar::ONE { Scalar::ZERO } else { *v };
-            assert_eq!(tail[i], expected_tail, "m = {m}, tail {i}");
         }
         if m % 32 != 0 {
             assert_eq!(ones[m / 32] >> (m % 32), 0, "bits past the end are clear");
         }
+        // Exactly k of room is enough.
+        let (mut tail, mut tail_index) = (vec![Scalar::ONE; k], vec![0u32; k]);
+        assert_eq!(split_assignment(&values, &mut ones, &mut tail, &mut tail_index).unwrap(), k);
     }
     // Length errors leave the outputs alone.
-    let values = filecoin_mix(&mut rng, 40);
+    let values: Vec<Scalar> = (0..40u64).map(Scalar::from).collect(); // 38 tail values
     let mut ones = vec![7u32; 1];
-    let mut tail = vec![Scalar::ONE; 40];
-    assert!(matches!(split_assignment(&values, &mut ones, &mut tail), Err(Error::LengthMismatch { .. })));
+    let (mut tail, mut tail_index) = (vec![Scalar::ONE; 40], vec![9u32; 40]);
+    assert!(matches!(split_assignment(&values, &mut ones, &mut tail, &mut tail_index), Err(Error::LengthMismatch { .. })));
     let mut ones = vec![7u32; 2];
-    let mut short = vec![Scalar::ONE; 39];
-    assert!(matches!(split_assignment(&values, &mut ones, &mut short), Err(Error::LengthMismatch { .. })));
+    let mut short = vec![Scalar::ONE; 37];
+    let r = split_assignment(&values, &mut ones, &mut short, &mut tail_index);
+    assert!(matches!(r, Err(Error::LengthMismatch { expected: 38, actual: 37, .. })), "{r:?}");
+    let mut short_index = vec![9u32; 37];
+    let r = split_assignment(&values, &mut ones, &mut tail, &mut short_index);
+    assert!(matches!(r, Err(Error::LengthMismatch { what: "split_assignment tail_index", .. })), "{r:?}");
     assert_eq!(ones, vec![7, 7]);
-    assert!(short.iter().all(|s| *s == Scalar::ONE));
+    assert!(short.iter().chain(&tail).all(|s| *s == Scalar::ONE) && tail_index.iter().chain(&short_index).all(|&i| i == 9));
 }
 
 #[test]
@@ -303,7 +329,7 @@ fn reference_job_equals_the_obvious_sums() {
     let q2: Vec<G2Affine> = distinct_points::<TestG2>(&mut rng, lens[1]);
     let g1_refs: Vec<&[G1Affine]> = q1.iter().map(Vec::as_slice).collect();
     let g2_refs: Vec<&[G2Affine]> = vec![&q2];
-    let queries = [AssignmentQueries { g1: &g1_refs, g2: &[] }, AssignmentQueries { g1: &[], g2: &g2_refs }];
+    let queries = [AssignmentQueries { len: lens[0], g1: &g1_refs, g2: &[] }, AssignmentQueries { len: lens[1], g1: &[], g2: &g2_refs }];
     let job = data.job();
     let (results, h) = partition_cpu(&h_bases, &queries, &job).unwrap();
 
@@ -320,6 +346,12 @@ fn reference_job_equals_the_obvious_sums() {
     bad.b = &data.a[..16];
     assert!(matches!(partition_cpu(&h_bases, &queries, &bad), Err(Error::LengthMismatch { what: "partition b", .. })));
     assert!(matches!(partition_cpu(&h_bases, &queries[..1], &data.job()), Err(Error::LengthMismatch { .. })));
-    let short_query = [AssignmentQueries { g1: &[&q1[0][..69]], g2: &[] }, queries[1]];
+    let short_query = [AssignmentQueries { len: lens[0], g1: &[&q1[0][..69]], g2: &[] }, queries[1]];
     assert!(matches!(partition_cpu(&h_bases, &short_query, &data.job()), Err(Error::LengthMismatch { .. })));
+    // A tail position past the assignment.
+    let (tail, index) = ([Scalar::from(3u64), Scalar::from(5u64)], [0u32, lens[1] as u32]);
+    let mut bad = data.job();
+    bad.assignments[1].tail = &tail;
+    bad.assignments[1].tail_index = &index;
+    assert!(matches!(partition_cpu(&h_bases, &queries, &bad), Err(Error::IndexOutOfRange { count: 1, .. })));
 }

@@ -77,9 +77,9 @@ impl HostSrs {
     fn reference(&self, data: &JobData) -> (PartitionResults, Vec<Scalar>) {
         let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
         let g2: Vec<&[G2Affine]> = self.g2.iter().map(Vec::as_slice).collect();
-        let mut queries = vec![AssignmentQueries { g1: &g1, g2: &[] }];
+        let mut queries = vec![AssignmentQueries { len: self.lens[0], g1: &g1, g2: &[] }];
         if !self.g2.is_empty() {
-            queries.push(AssignmentQueries { g1: &[], g2: &g2 });
+            queries.push(AssignmentQueries { len: self.lens[1], g1: &[], g2: &g2 });
         }
         partition_cpu(&self.h, &queries, &data.job()).unwrap()
     }
@@ -91,6 +91,7 @@ struct PinnedJob {
     b: PinnedBuffer<Scalar>,
     c: PinnedBuffer<Scalar>,
     tails: Vec<PinnedBuffer<Scalar>>,
+    tail_index: Vec<PinnedBuffer<u32>>,
     ones: Vec<PinnedBuffer<u32>>,
 }
 
@@ -100,18 +101,18 @@ fn pin(pool: &PinnedPool, data: &JobData) -> zkgpu::Result<PinnedJob> {
         p.copy_from_slice(v);
         Ok(p)
     };
-    let mut ones = Vec::new();
-    for d in &data.assignments {
-        let mut p = pool.take::<u32>(d.ones.len())?;
-        p.copy_from_slice(&d.ones);
-        ones.push(p);
-    }
+    let words = |v: &[u32]| -> zkgpu::Result<PinnedBuffer<u32>> {
+        let mut p = pool.take::<u32>(v.len())?;
+        p.copy_from_slice(v);
+        Ok(p)
+    };
     Ok(PinnedJob {
         a: scalars(&data.a)?,
         b: scalars(&data.b)?,
         c: scalars(&data.c)?,
         tails: data.assignments.iter().map(|d| scalars(&d.tail)).collect::<zkgpu::Result<_>>()?,
-        ones,
+        tail_index: data.assignments.iter().map(|d| words(&d.tail_index)).collect::<zkgpu::Result<_>>()?,
+        ones: data.assignments.iter().map(|d| words(&d.ones)).collect::<zkgpu::Result<_>>()?,
     })
 }
 
@@ -121,7 +122,9 @@ impl PinnedJob {
             a: &self.a,
             b: &self.b,
             c: &self.c,
-            assignments: self.tails.iter().zip(&self.ones).map(|(t, o)| AssignmentInput { tail: t, ones: o }).collect(),
+            assignments: (0..self.tails.len())
+                .map(|i| AssignmentInput { tail: &self.tails[i], tail_index: &self.tail_index[i], ones: &self.ones[i] })
+                .collect(),
             h_out,
         }
     }
@@ -148,12 +151,13 @@ fn job_matches_the_reference() {
         assert!(h_out[..] == expected_h[..], "h at 2^{log_n}");
 
         let r = &out.report;
-        assert_eq!(r.h2d_bytes, engine.shape().upload_bytes(), "every upload is a phase");
+        let uploaded = 3 * n * 32 + data.assignments.iter().map(|d| d.tail.len() * 36 + d.values.len().div_ceil(32) * 4).sum::<usize>();
+        assert_eq!(r.h2d_bytes, uploaded, "every upload is a phase");
         assert!(r.d2h_bytes >= n * 32, "h and the results are downloads");
         assert!(r.wall_ms > 0.0 && r.kernel_ms > 0.0 && r.gpu_busy > 0.0 && r.gpu_busy <= 1.0, "{r:?}");
         assert!(r.h2d_gbps > 0.0);
         for name in [
-            "h2d.a", "h2d.b", "h2d.c", "h2d.tail0", "h2d.ones0", "ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.combine", "msm.h",
+            "h2d.a", "h2d.b", "h2d.c", "h2d.tail0", "h2d.tail_index0", "h2d.ones0", "ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.combine", "msm.h",
             "batch_add.0.g1.0", "msm.tail.0.g1.2", "d2h.h",
         ] {
             assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing: {:?}", r.phases);
@@ -249,7 +253,7 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
     assert!(matches!(engine.start(job), Err(Error::NttSize { .. })));
     let mut job = data.job();
     job.assignments[0].tail = &data.assignments[0].tail[1..];
-    assert!(matches!(engine.start(job), Err(Error::LengthMismatch { what: "partition assignment tail", .. })));
+    assert!(matches!(engine.start(job), Err(Error::LengthMismatch { what: "partition assignment tail_index", .. })));
     let mut job = data.job();
     job.assignments[0].ones = &data.assignments[0].ones[1..];
     assert!(matches!(engine.start(job), Err(Error::BitmapTooShort { .. })));
@@ -275,6 +279,20 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
     assert_eq!(engine.in_flight(), 1, "refused jobs are not in flight");
     let expected = host.reference(&data).0;
     assert_eq!(engine.finish(running).unwrap().results, expected);
+    // A tail position past the assignment passes the shape check (the host does not read the indices) and
+    // fails its own job at finish; the next job is unaffected.
+    let mut index = data.assignments[0].tail_index.clone();
+    index.push(host.lens[0] as u32);
+    let mut tail = data.assignments[0].tail.clone();
+    tail.push(Scalar::from(3u64));
+    let mut job = data.job();
+    job.assignments[0].tail = &tail;
+    job.assignments[0].tail_index = &index;
+    let bad = engine.start(job).unwrap();
+    let next = engine.start(data.job()).unwrap();
+    let r = engine.finish(bad);
+    assert!(matches!(r, Err(Error::IndexOutOfRange { count: 1, .. })), "{:?}", r.map(|o| o.results));
+    assert_eq!(engine.finish(next).unwrap().results, expected);
     // And the engine still works.
     let again = engine.start(data.job()).unwrap();
     assert_eq!(engine.finish(again).unwrap().results, expected);

@@ -101,6 +101,18 @@ pub fn for_each_digit(limbs: &[u32; 8], c: u32, windows: u32, mut emit: impl FnM
     }
 }
 
+/// A signed digit as the count kernel stores it for the scatter: `magnitude | negative << 31`; 0 is no digit.
+#[inline(always)]
+pub fn digit_word(magnitude: u32, negative: bool) -> u32 {
+    magnitude | (negative as u32) << 31
+}
+
+/// `(magnitude, negative)` of a non-zero [`digit_word`].
+#[inline(always)]
+pub fn digit_of_word(word: u32) -> (u32, bool) {
+    (word & !(1 << 31), word >> 31 != 0)
+}
+
 /// The canonical limbs of a Montgomery-form scalar (as blstrs stores them).
 #[inline(always)]
 pub fn canonical(s: &Fr) -> [u32; 8] {
@@ -118,11 +130,9 @@ pub struct DigitLayout {
     pub windows: u32,
     /// Virtual windows `q` (bucket sets); `W` without precomputation.
     pub virtual_windows: u32,
-    /// Points per precomputed copy (the table's stride); entries of window `w` point at
-    /// `(w / q)·stride + first + i`.
+    /// Points per precomputed copy (the table's stride); the entries of window `w` for base `index` point at
+    /// `(w / q)·stride + index`.
     pub stride: u32,
-    /// Index of the chunk's first point in the base table.
-    pub first: u32,
 }
 
 impl DigitLayout {
@@ -132,14 +142,23 @@ impl DigitLayout {
         1 << (self.c - 1)
     }
 
-    /// Calls `emit(virtual window, bucket, entry)` for each non-zero digit of chunk scalar `i`.
+    /// The entry `(virtual window, bucket, entry)` of window `w`'s digit `(magnitude >= 1, negative)` for base
+    /// `index` (row 0 of the table).
     #[inline(always)]
-    pub fn for_each_entry(&self, scalar: &Fr, i: u32, mut emit: impl FnMut(u32, u32, u32)) {
-        let limbs = canonical(scalar);
+    pub fn entry(&self, w: u32, magnitude: u32, negative: bool, index: u32) -> (u32, u32, u32) {
         let q = self.virtual_windows;
+        let point = (w / q) * self.stride + index;
+        (w % q, magnitude - 1, point | if negative { NEG_FLAG } else { 0 })
+    }
+
+    /// Calls `emit(virtual window, bucket, entry)` for each non-zero digit of `scalar`, which multiplies base
+    /// `index` (row 0 of the table).
+    #[inline(always)]
+    pub fn for_each_entry(&self, scalar: &Fr, index: u32, mut emit: impl FnMut(u32, u32, u32)) {
+        let limbs = canonical(scalar);
         for_each_digit(&limbs, self.c, self.windows, |w, magnitude, negative| {
-            let point = (w / q) * self.stride + self.first + i;
-            emit(w % q, magnitude - 1, point | if negative { NEG_FLAG } else { 0 });
+            let (v, b, e) = self.entry(w, magnitude, negative, index);
+            emit(v, b, e);
         });
     }
 }
@@ -373,21 +392,24 @@ pub mod model {
         table
     }
 
-    /// The whole MSM of `scalars` (Montgomery form) over `table` (bases, or their precomputed copies with
-    /// stride `scalars.len()`).
-    pub fn msm<F: Field>(table: &[Affine<F>], scalars: &[Fr], plan: Plan) -> Jacobian<F> {
+    /// The whole MSM of `scalars` (Montgomery form) over `table` (`plan.copies` rows of bases: the bases, or
+    /// their precomputed copies). Scalar `j` multiplies base `indices[j]` (indices below the row length), or
+    /// base `j` without indices.
+    pub fn msm<F: Field>(table: &[Affine<F>], scalars: &[Fr], indices: Option<&[u32]>, plan: Plan) -> Jacobian<F> {
         let n = scalars.len() as u32;
+        let rows = table.len() as u32 / plan.copies.max(1);
         let q = virtual_windows(plan.c, plan.copies);
         let buckets_per = 1u32 << (plan.c - 1);
         let mut buckets = vec![Xyzz::<F>::IDENTITY; (q * buckets_per) as usize];
         let mut first = 0u32;
         while first < n {
             let len = plan.chunk.min(n - first);
-            let layout = DigitLayout { c: plan.c, windows: window_count(plan.c), virtual_windows: q, stride: n, first };
+            let layout = DigitLayout { c: plan.c, windows: window_count(plan.c), virtual_windows: q, stride: rows };
             // count + scan + scatter (entries in scalar order within a bucket)
             let mut sorted = vec![Vec::<(u32, u32)>::new(); q as usize];
-            for i in 0..len {
-                layout.for_each_entry(&scalars[(first + i) as usize], i, |v, b, e| sorted[v as usize].push((b, e)));
+            for j in first..first + len {
+                let index = indices.map_or(j, |ix| ix[j as usize]);
+                layout.for_each_entry(&scalars[j as usize], index, |v, b, e| sorted[v as usize].push((b, e)));
             }
             for (v, entries) in sorted.iter_mut().enumerate() {
                 entries.sort_by_key(|&(b, _)| b);

@@ -1,6 +1,6 @@
 //! Inputs for the pipeline tests, shared by the CPU and GPU suites: a, b, c (optionally a satisfied witness,
 //! `c = a·b` on the domain, so `A·B − C` is divisible by `Z`), and assignments with a Filecoin-like mix of
-//! scalars (mostly 0 and 1, the rest random) split into `ones` and `tail` by `zkgpu::pipeline::split_assignment`.
+//! scalars (mostly 0 and 1, the rest random) split into `ones`, `tail` and `tail_index` by `zkgpu::pipeline::split_assignment`.
 use blstrs::Scalar;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
@@ -11,7 +11,9 @@ use zkgpu::pipeline::{AssignmentInput, PartitionJob, split_assignment};
 pub struct AssignmentData {
     pub values: Vec<Scalar>,
     pub ones: Vec<u32>,
+    /// The compacted tail and its positions (exactly as long as the tail).
     pub tail: Vec<Scalar>,
+    pub tail_index: Vec<u32>,
 }
 
 /// A job's host data.
@@ -43,12 +45,21 @@ pub fn job_data(rng: &mut ChaCha20Rng, n: usize, lens: &[usize], satisfied: bool
         .iter()
         .map(|&m| {
             let values = filecoin_mix(rng, m);
-            let (mut ones, mut tail) = (vec![0u32; m.div_ceil(32)], vec![Scalar::ZERO; m]);
-            split_assignment(&values, &mut ones, &mut tail).expect("split_assignment with matching lengths");
-            AssignmentData { values, ones, tail }
+            let (mut ones, mut tail, mut tail_index) = (vec![0u32; m.div_ceil(32)], vec![Scalar::ZERO; m], vec![0u32; m]);
+            let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index).expect("split_assignment with matching lengths");
+            tail.truncate(k);
+            tail_index.truncate(k);
+            AssignmentData { values, ones, tail, tail_index }
         })
         .collect();
     JobData { a, b, c, assignments }
+}
+
+impl AssignmentData {
+    /// The job's input for this assignment.
+    pub fn input(&self) -> AssignmentInput<'_> {
+        AssignmentInput { tail: &self.tail, tail_index: &self.tail_index, ones: &self.ones }
+    }
 }
 
 impl JobData {
@@ -58,7 +69,7 @@ impl JobData {
             a: &self.a,
             b: &self.b,
             c: &self.c,
-            assignments: self.assignments.iter().map(|d| AssignmentInput { tail: &d.tail, ones: &d.ones }).collect(),
+            assignments: self.assignments.iter().map(|d| d.input()).collect(),
             h_out: None,
         }
     }

@@ -8,7 +8,8 @@
 //!   `blockDim.x · size_of(Xyzz)`; strided sums then a block tree, one XYZZ partial per block;
 //! - `batch_add_{C}_finish(input, in_per_set, out)`: the same with grid `(1, sets)`, writing `out[set]` as
 //!   Jacobian;
-//! - `batch_add_{C}_affine_level(input, n, run, output)`: one affine halving level, `run` pairs per thread.
+//! - `batch_add_{C}_affine_level(input, n, output)`: one affine halving level; thread `t` of `T` takes pairs
+//!   `t, t + T, …` (coalesced) and shares one inversion over them.
 //!
 //! Scalar split (for provers; `blstrs::Scalar` bytes): `batch_add_classify_scalars`,
 //! `batch_add_count_chunks`, `batch_add_compact_indices`.
@@ -153,23 +154,26 @@ unsafe fn finish<F: Field>(input: *const Xyzz<F>, in_per_set: u32, out: *mut Jac
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn affine_level<F: Field>(input: *const Affine<F>, n: u32, run: u32, output: *mut Affine<F>) {
+unsafe fn affine_level<F: Field>(input: *const Affine<F>, n: u32, output: *mut Affine<F>) {
     let thread = block_idx().x * block_dim_x() + thread_idx_x();
+    let threads = grid_dim().x * block_dim_x();
     let pairs = n / 2;
-    let start = (thread as u64 * run as u64).min(pairs as u64) as u32;
-    let end = (start as u64 + run as u64).min(pairs as u64) as u32;
     if thread == 0 && n % 2 == 1 {
         // SAFETY: the lone last point goes to output[pairs] (output holds ceil(n/2) = pairs + 1 entries).
         unsafe { output.add(pairs as usize).write(*input.add(n as usize - 1)) };
     }
-    // SAFETY (closures): i < pairs, so 2i + 1 < n and i < ceil(n/2); each output entry belongs to exactly
-    // one thread, whose prefix value sits in that entry's x until the final write replaces it.
+    // Pairs thread, thread + threads, …: a warp's loads and stores of one step are contiguous.
+    let count = if thread < pairs { (pairs - 1 - thread) / threads + 1 } else { 0 };
+    let pair = |j: u32| (thread + j * threads) as usize;
+    // SAFETY (closures): j < count, so pair(j) < pairs, 2·pair(j) + 1 < n and pair(j) < ceil(n/2); each output
+    // entry belongs to exactly one thread, whose prefix value sits in that entry's x until the final write
+    // replaces it.
     affine_level_run(
-        (start, end),
-        |i| unsafe { (*input.add(2 * i as usize), *input.add(2 * i as usize + 1)) },
-        |i, v| unsafe { (&raw mut (*output.add(i as usize)).x).write(v) },
-        |i| unsafe { (&raw const (*output.add(i as usize)).x).read() },
-        |i, p| unsafe { output.add(i as usize).write(p) },
+        (0, count),
+        |j| unsafe { (*input.add(2 * pair(j)), *input.add(2 * pair(j) + 1)) },
+        |j, v| unsafe { (&raw mut (*output.add(pair(j))).x).write(v) },
+        |j| unsafe { (&raw const (*output.add(pair(j))).x).read() },
+        |j, p| unsafe { output.add(pair(j)).write(p) },
     );
 }
 
@@ -272,19 +276,15 @@ macro_rules! batch_add_kernels {
         #[doc = concat!("One affine halving level over ", $curve, " points: `output[i] = input[2i] + input[2i+1]`.")]
         ///
         /// # Safety
-        /// Thread `t` (global x index) handles pairs `[t·run, (t+1)·run)` clipped to `n / 2`, reading
+        /// One-dimensional grid of `T` threads (any number: each shares one inversion over its pairs, about
+        /// `(n / 2) / T` of them). Thread `t` handles pairs `i = t, t + T, t + 2T, …` below `n / 2`, reading
         /// `input[2i], input[2i+1]` and writing `output[i]` (also used as scratch); thread 0 copies the lone
         /// last point of an odd `n` to `output[n / 2]`. `input` holds `n` points, `output` `ceil(n / 2)`;
-        /// they must not overlap. The launch must cover `ceil((n / 2) / run)` threads.
+        /// they must not overlap; `n <= 2^31`.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $affine_level(
-            input: *const Affine<$field>,
-            n: u32,
-            run: u32,
-            output: *mut Affine<$field>,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $affine_level(input: *const Affine<$field>, n: u32, output: *mut Affine<$field>) {
             // SAFETY: forwarded to the caller.
-            unsafe { affine_level(input, n, run, output) }
+            unsafe { affine_level(input, n, output) }
         }
     };
 }

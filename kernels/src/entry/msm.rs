@@ -1,11 +1,13 @@
 //! MSM kernels (algorithm, stages and thread mapping: [`crate::msm`]).
 //!
 //! Curve-independent (scalars are `blstrs::Scalar` bytes):
-//! - `msm_count(scalars, len, c, windows, q, counts)`: grid ⌈len / block⌉; bucket histograms;
+//! - `msm_count(scalars, indices, len, c, windows, q, limit, counts, digits, bad)`: grid ⌈len / block⌉;
+//!   bucket histograms and every window's digit;
 //! - `msm_scan(counts, buckets, offsets, cursors)`: grid `(q)`, [`SCAN_BLOCK`] threads, shared memory
 //!   `SCAN_BLOCK · 4` bytes; exclusive prefix sums per virtual window;
-//! - `msm_scatter(scalars, len, c, windows, q, stride, first, cursors, sorted, per_window)`: the counting
-//!   sort's scatter.
+//! - `msm_scatter(digits, indices, len, c, windows, q, stride, first, limit, cursors, sorted, per_window)`:
+//!   grid `(⌈len / block⌉, windows)`; the counting sort's scatter, window by window (`indices` null for dense
+//!   scalars).
 //!
 //! Per curve `C` in {g1, g2} (bases `blstrs::G1Affine` / `G2Affine` bytes; sums XYZZ; window sums and the
 //! result Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
@@ -27,31 +29,66 @@ use crate::device::{block_dim_x, block_idx, global_thread_index, sync_threads, t
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    DigitLayout, SCAN_BLOCK, accumulate_segment, bucket_runs_sum, combine_windows, fold_group, weighted_bucket_sum,
+    DigitLayout, SCAN_BLOCK, accumulate_segment, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
+    fold_group, for_each_digit, weighted_bucket_sum,
 };
 
 use super::shared_or_trap;
 
-/// Thread `i < len` adds one to `counts[v · buckets + b]` for each entry `(v, b)` of chunk scalar `i`.
+/// Thread `i < len` adds one to `counts[v · buckets + b]` for each entry `(v, b)` of chunk scalar `i` and
+/// stores the signed digit of every window `w` at `digits[w · len + i]` ([`digit_word`], 0 for none), so the
+/// scatter can go window by window. With `indices` given (sparse scalars), a base index `>= limit` is counted
+/// in `*bad` (once per scalar).
 ///
 /// # Safety
-/// One thread per scalar (threads `>= len` return); `scalars` holds `len` scalars; `counts` holds
-/// `q · 2^(c−1)` counters, only accessed atomically during the launch; `1 <= c <= 24`,
-/// `windows = ⌈256 / c⌉`, `1 <= q <= windows`.
+/// One thread per scalar (threads `>= len` return); `scalars` holds `len` scalars and `indices` (unless null)
+/// `len` indices; `counts` holds `q · 2^(c−1)` counters and `bad` one, only accessed atomically during the
+/// launch; `digits` holds `windows · len` words; `1 <= c <= 24`, `windows = ⌈256 / c⌉`, `1 <= q <= windows`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn msm_count(scalars: *const Fr, len: u32, c: u32, windows: u32, q: u32, counts: *mut u32) {
+pub unsafe extern "ptx-kernel" fn msm_count(
+    scalars: *const Fr,
+    indices: *const u32,
+    len: u32,
+    c: u32,
+    windows: u32,
+    q: u32,
+    limit: u32,
+    counts: *mut u32,
+    digits: *mut u32,
+    bad: *mut u32,
+) {
     let i = global_thread_index();
     if i >= len as usize {
         return;
     }
-    let layout = DigitLayout { c, windows, virtual_windows: q, stride: 0, first: 0 };
+    let layout = DigitLayout { c, windows, virtual_windows: q, stride: 0 };
     let buckets = layout.buckets();
-    // SAFETY: i < len.
+    // SAFETY: i < len, and indices (when given) holds len entries.
     let s = unsafe { *scalars.add(i) };
-    layout.for_each_entry(&s, i as u32, |v, b, _| {
+    if !indices.is_null() && unsafe { *indices.add(i) } >= limit {
+        // SAFETY: the counter exists and is only accessed atomically.
+        unsafe { atomic_add_u32(bad, 1) };
+    }
+    let store = |w: u32, word: u32| {
+        // SAFETY: w < windows and i < len, so the word is inside digits; only this thread writes it.
+        unsafe { digits.add(w as usize * len as usize + i).write(word) };
+    };
+    let mut next = 0;
+    for_each_digit(&canonical(&s), c, windows, |w, magnitude, negative| {
+        while next < w {
+            store(next, 0);
+            next += 1;
+        }
+        store(w, digit_word(magnitude, negative));
+        next = w + 1;
+        let (v, b, _) = layout.entry(w, magnitude, negative, 0);
         // SAFETY: v < q and b < buckets, so the counter exists; only atomic accesses meanwhile.
         unsafe { atomic_add_u32(counts.add((v * buckets + b) as usize), 1) };
     });
+    while next < windows {
+        store(next, 0);
+        next += 1;
+    }
 }
 
 /// Block `v` turns `counts[v · buckets ..][..buckets]` into `offsets[v · (buckets + 1) ..][..=buckets]`
@@ -107,42 +144,55 @@ pub unsafe extern "ptx-kernel" fn msm_scan(counts: *const u32, buckets: u32, off
     }
 }
 
-/// Thread `i < len` writes each entry `(v, b, e)` of chunk scalar `i` to
-/// `sorted[v · per_window + atomic_add(cursors[v · buckets + b], 1)]`.
+/// Thread `(i < len, w = blockIdx.y)` writes the entry `(v, b, e)` of window `w` of chunk scalar `i` (its
+/// digit from [`msm_count`]) to `sorted[v · per_window + atomic_add(cursors[v · buckets + b], 1)]`. Scalar `i`
+/// multiplies base `indices[i]` (sparse scalars) or, with `indices` null, base `first + i`; a base index
+/// `>= limit` (counted by the count kernel) is replaced by 0, so every entry stays inside the table. The grid
+/// runs window by window (blocks start in order of their linear index), so the random writes of the blocks
+/// in flight fall into one window's part of `sorted`, which L2 can hold while its sectors fill.
 ///
 /// # Safety
-/// As [`msm_count`], with `cursors` the scan's cursors for the same scalars and layout (so every claimed slot
-/// is inside the window's `offsets[v][b]..offsets[v][b + 1] <= per_window`), `sorted` holding
-/// `q · per_window` entries, and `(w / q) · stride + first + i < 2^31` for every window `w`.
+/// Grid `(⌈len / block⌉, windows)`. `digits` as written by [`msm_count`] for the same scalars, `len`, `c` and
+/// `windows`; `cursors` the scan's cursors for those counts (so every claimed slot is inside the window's
+/// `offsets[v][b]..offsets[v][b + 1] <= per_window`); `sorted` holds `q · per_window` entries; `indices` null
+/// or holding `len` indices; `(w / q) · stride + index < 2^31` for every window `w` and `index < limit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn msm_scatter(
-    scalars: *const Fr,
+    digits: *const u32,
+    indices: *const u32,
     len: u32,
     c: u32,
     windows: u32,
     q: u32,
     stride: u32,
     first: u32,
+    limit: u32,
     cursors: *mut u32,
     sorted: *mut u32,
     per_window: u32,
 ) {
     let i = global_thread_index();
-    if i >= len as usize {
+    let w = block_idx().y;
+    if i >= len as usize || w >= windows {
         return;
     }
-    let layout = DigitLayout { c, windows, virtual_windows: q, stride, first };
-    let buckets = layout.buckets();
-    // SAFETY: i < len.
-    let s = unsafe { *scalars.add(i) };
-    layout.for_each_entry(&s, i as u32, |v, b, e| {
-        // SAFETY: the cursor exists (v < q, b < buckets) and is only accessed atomically; the slot it hands
-        // out is claimed by this thread alone and lies inside the window (see above).
-        unsafe {
-            let slot = atomic_add_u32(cursors.add((v * buckets + b) as usize), 1);
-            sorted.add(v as usize * per_window as usize + slot as usize).write(e);
-        }
-    });
+    // SAFETY: w < windows and i < len: the word exists.
+    let word = unsafe { *digits.add(w as usize * len as usize + i) };
+    if word == 0 {
+        return;
+    }
+    // SAFETY: i < len, and indices (when given) holds len entries.
+    let index = if indices.is_null() { first + i as u32 } else { unsafe { *indices.add(i) } };
+    let index = if index < limit { index } else { 0 };
+    let layout = DigitLayout { c, windows, virtual_windows: q, stride };
+    let (magnitude, negative) = digit_of_word(word);
+    let (v, b, e) = layout.entry(w, magnitude, negative, index);
+    // SAFETY: the cursor exists (v < q, b < buckets) and is only accessed atomically; the slot it hands out is
+    // claimed by this thread alone and lies inside the window (see above).
+    unsafe {
+        let slot = atomic_add_u32(cursors.add((v * layout.buckets() + b) as usize), 1);
+        sorted.add(v as usize * per_window as usize + slot as usize).write(e);
+    }
 }
 
 /// Body of `msm_{C}_accumulate`.

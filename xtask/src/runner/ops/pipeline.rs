@@ -139,8 +139,15 @@ struct HostData {
     a: Vec<Scalar>,
     b: Vec<Scalar>,
     c: Vec<Scalar>,
-    /// (values, ones, tail) per assignment.
-    assignments: Vec<(Vec<Scalar>, Vec<u32>, Vec<Scalar>)>,
+    assignments: Vec<Split>,
+}
+
+/// One assignment's values and their split (`tail` and `tail_index` exactly as long as the tail).
+struct Split {
+    values: Vec<Scalar>,
+    ones: Vec<u32>,
+    tail: Vec<Scalar>,
+    tail_index: Vec<u32>,
 }
 
 /// splitmix64.
@@ -173,9 +180,11 @@ fn host_data(n: usize, lens: &[usize], seed: u64) -> Result<HostData> {
     let mut assignments = Vec::new();
     for (k, &m) in lens.iter().enumerate() {
         let values = assignment(m, seed ^ (0x100 + k as u64));
-        let (mut ones, mut tail) = (vec![0u32; m.div_ceil(32)], vec![Scalar::from(0u64); m]);
-        split_assignment(&values, &mut ones, &mut tail)?;
-        assignments.push((values, ones, tail));
+        let (mut ones, mut tail, mut tail_index) = (vec![0u32; m.div_ceil(32)], vec![Scalar::from(0u64); m], vec![0u32; m]);
+        let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index)?;
+        tail.truncate(k);
+        tail_index.truncate(k);
+        assignments.push(Split { values, ones, tail, tail_index });
     }
     Ok(HostData { a, b, c, assignments })
 }
@@ -291,8 +300,8 @@ impl Generators {
 
     /// The query results the closed form predicts (h not included).
     fn expected_queries(&self, data: &HostData) -> (Vec<G1Projective>, Vec<blstrs::G2Projective>) {
-        let g1 = self.g1.iter().map(|inp| closed_form::<G1>(inp, &data.assignments[0].0)).collect();
-        let g2 = self.g2.iter().map(|inp| closed_form::<G2>(inp, &data.assignments[1].0)).collect();
+        let g1 = self.g1.iter().map(|inp| closed_form::<G1>(inp, &data.assignments[0].values)).collect();
+        let g2 = self.g2.iter().map(|inp| closed_form::<G2>(inp, &data.assignments[1].values)).collect();
         (g1, g2)
     }
 }
@@ -333,8 +342,8 @@ fn all_gpus() -> Result<&'static [Gpu]> {
     Ok(GPUS.get_or_init(|| opened))
 }
 
-/// One engine's pinned inputs: a, b, c, then (tail, ones) per assignment.
-type PinnedInputs = (PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, Vec<(PinnedBuffer<Scalar>, PinnedBuffer<u32>)>);
+/// One engine's pinned inputs: a, b, c, then (tail, tail_index, ones) per assignment.
+type PinnedInputs = (PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, Vec<(PinnedBuffer<Scalar>, PinnedBuffer<u32>, PinnedBuffer<u32>)>);
 
 /// Job inputs where the variant puts them.
 enum Place {
@@ -392,7 +401,11 @@ impl<'g> GpuCase<'g> {
         let place = if variant.pinned {
             let mut per = Vec::new();
             for g in &gpus {
-                let asg = data.assignments.iter().map(|(_, ones, tail)| Ok((pin_copy(g, tail)?, pin_copy(g, ones)?))).collect::<Result<Vec<_>>>()?;
+                let asg = data
+                    .assignments
+                    .iter()
+                    .map(|d| Ok((pin_copy(g, &d.tail)?, pin_copy(g, &d.tail_index)?, pin_copy(g, &d.ones)?)))
+                    .collect::<Result<Vec<_>>>()?;
                 per.push((pin_copy(g, &data.a)?, pin_copy(g, &data.b)?, pin_copy(g, &data.c)?, asg));
             }
             Place::Pinned(per)
@@ -406,13 +419,18 @@ impl<'g> GpuCase<'g> {
         match place {
             Place::Pinned(per) => {
                 let (a, b, c, asg) = &per[engine];
-                PartitionJob { a, b, c, assignments: asg.iter().map(|(t, o)| AssignmentInput { tail: t, ones: o }).collect(), h_out }
+                let assignments = asg.iter().map(|(t, i, o)| AssignmentInput { tail: t, tail_index: i, ones: o }).collect();
+                PartitionJob { a, b, c, assignments, h_out }
             }
             Place::Pageable => PartitionJob {
                 a: &data.a,
                 b: &data.b,
                 c: &data.c,
-                assignments: data.assignments.iter().map(|(_, o, t)| AssignmentInput { tail: t, ones: o }).collect(),
+                assignments: data
+                    .assignments
+                    .iter()
+                    .map(|d| AssignmentInput { tail: &d.tail, tail_index: &d.tail_index, ones: &d.ones })
+                    .collect(),
                 h_out,
             },
         }
@@ -553,7 +571,7 @@ impl Case for CpuCase {
 
     fn run(&mut self) -> Result<f64> {
         let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
-        let queries = [AssignmentQueries { g1: &g1, g2: &[] }];
+        let queries = [AssignmentQueries { len: self.data.assignments.first().map_or(0, |d| d.values.len()), g1: &g1, g2: &[] }];
         let job = GpuCase::job(&Place::Pageable, &self.data, 0, None);
         let start = Instant::now();
         let out = partition_cpu(&self.h_bases, &queries, &job)?;
