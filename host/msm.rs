@@ -58,6 +58,16 @@ const HOST_CHUNKS: usize = 4;
 const HOST_CHUNK_MIN: usize = 1 << 20;
 /// Threads the accumulate stage aims for (a few waves of the ~400 resident G1 threads per SM on 132 SMs).
 const ACCUMULATE_THREADS: usize = 1 << 17;
+/// Threads one affine-accumulate launch aims for (its threads hold more registers: about two waves).
+const AFFINE_THREADS: usize = 1 << 16;
+/// Scratch an affine-accumulate launch aims to stay within: windows are launched in groups that fit (at least
+/// one window per launch, whatever its size).
+const AFFINE_SCRATCH_BYTES: usize = 2 << 30;
+/// Cost of one inversion in field multiplications (Bernstein–Yang divsteps, kernels/NOTES.md "Inversion"),
+/// and what an affine addition saves against a mixed XYZZ one (10 products against 6): an affine round pays
+/// when its pairs save more than the inversion costs.
+const INVERSION_COST: u32 = 46;
+const AFFINE_SAVING: u32 = 4;
 /// Threads the reduce stage aims for.
 const REDUCE_THREADS: usize = 1 << 16;
 /// Window sizes the automatic choice considers.
@@ -77,6 +87,23 @@ pub struct MsmConfig {
     /// Precomputed copies of the bases (fixed-base precomputation); 0 or 1: none. Device bases made with
     /// [`MsmBases::precompute`] for the same plan must be used.
     pub precompute: u32,
+    /// How buckets are accumulated.
+    pub accumulation: Accumulation,
+}
+
+/// How the accumulate stage adds a bucket's points (kernels/src/msm.rs; both give the same result).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accumulation {
+    /// One XYZZ accumulator per run of a bucket, mixed additions (8M + 2S each).
+    #[default]
+    Xyzz,
+    /// Trees of affine additions, one level per round, each round's additions sharing one inversion (about
+    /// 6M each plus the inversion's share), then XYZZ for what the rounds left. Needs scratch of 120 bytes
+    /// (G1; 240 for G2) per sorted entry of the windows in one launch ([`MsmPlan::scratch_bytes`]).
+    Affine {
+        /// Rounds of affine halving (at least 1); `None`: as many as pay for their inversion.
+        rounds: Option<u32>,
+    },
 }
 
 /// The shape of an MSM run: window size, virtual windows, chunking and per-thread work. Made by
@@ -99,6 +126,10 @@ pub struct MsmPlan {
     pub seg: u32,
     /// Buckets per reduce thread.
     pub reduce_run: u32,
+    /// Affine accumulation rounds; 0: XYZZ accumulation.
+    pub affine_rounds: u32,
+    /// Virtual windows per affine-accumulate launch (their scratch is allocated once).
+    pub affine_windows: u32,
 }
 
 /// The window size with the least modelled work for `n` points in `chunks` chunks with `copies` precomputed
@@ -110,6 +141,12 @@ pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
         n as f64 * w + q * (1u64 << (c - 1)) as f64 * (FIXUP_COST * chunks as f64 + REDUCE_COST)
     };
     AUTO_WINDOW_BITS.min_by(|&a, &b| cost(a).total_cmp(&cost(b))).unwrap_or(16)
+}
+
+/// Affine halving rounds worth running over segments of `seg` entries (runs of at least `seg` entries): round
+/// `k` has about `seg / 2^k` pairs and pays while they save more than its one inversion.
+pub(crate) fn paying_affine_rounds(seg: u32) -> u32 {
+    (1..=seg.max(1).ilog2()).take_while(|k| (seg >> k) * AFFINE_SAVING > INVERSION_COST).count() as u32
 }
 
 /// The largest power of two `<= x` (1 for `x <= 1`), clamped to `[lo, hi]`.
@@ -142,10 +179,31 @@ impl MsmPlan {
         }
         let q = windows.div_ceil(copies);
         let entries = chunk.saturating_mul(windows as usize);
-        let seg = pow2_clamped(entries / ACCUMULATE_THREADS, 16, 512) as u32;
         let buckets = 1usize << (c - 1);
         let reduce_run = pow2_clamped(q as usize * buckets / REDUCE_THREADS, 2, 64) as u32;
-        Ok(MsmPlan { n, window_bits: c, windows, copies, virtual_windows: q, chunk, seg, reduce_run })
+        let (seg, affine_rounds, affine_windows) = match config.accumulation {
+            Accumulation::Xyzz => (pow2_clamped(entries / ACCUMULATE_THREADS, 16, 512) as u32, 0, 0),
+            Accumulation::Affine { rounds } => {
+                // Scratch per window ≈ 120 B (G1) per entry: group windows up to the budget.
+                let per_window = chunk * windows.div_ceil(q) as usize;
+                let group = (AFFINE_SCRATCH_BYTES / (per_window * 120).max(1)).clamp(1, q as usize);
+                let seg = pow2_clamped(per_window * group / AFFINE_THREADS, 16, 512) as u32;
+                let rounds = rounds.unwrap_or(paying_affine_rounds(seg)).max(1);
+                (seg, rounds, group as u32)
+            }
+        };
+        Ok(MsmPlan {
+            n,
+            window_bits: c,
+            windows,
+            copies,
+            virtual_windows: q,
+            chunk,
+            seg,
+            reduce_run,
+            affine_rounds,
+            affine_windows,
+        })
     }
 
     /// Buckets per virtual window, `2^(c−1)`.
@@ -164,6 +222,19 @@ impl MsmPlan {
         self.buckets() + self.per_window().div_ceil(self.seg as usize)
     }
 
+    /// Threads per virtual window of an accumulate launch (whole blocks).
+    fn accumulate_threads<C: Curve>(&self) -> usize {
+        let block = point_block::<C>() as usize;
+        self.per_window().div_ceil(self.seg as usize).div_ceil(block) * block
+    }
+
+    /// Affine-accumulate scratch, in affine points: per thread of a launch `seg` list points plus `seg / 2`
+    /// prefix products (`seg / 4` points); none for XYZZ accumulation.
+    fn affine_scratch_points<C: Curve>(&self) -> usize {
+        let threads = self.accumulate_threads::<C>() * self.affine_windows as usize;
+        threads * (self.seg as usize + self.seg as usize / 4)
+    }
+
     /// Reduce shares per virtual window.
     fn shares(&self) -> usize {
         self.buckets().div_ceil(self.reduce_run as usize)
@@ -174,7 +245,10 @@ impl MsmPlan {
         let q = self.virtual_windows as usize;
         let words = q * (3 * self.buckets() + 1) + q * self.per_window() + self.windows as usize * self.chunk;
         let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
-        words * 4 + points * C::XYZZ_BYTES + (q + 1) * size_of::<C::Projective>()
+        words * 4
+            + points * C::XYZZ_BYTES
+            + (q + 1) * size_of::<C::Projective>()
+            + self.affine_scratch_points::<C>() * size_of::<C::Affine>()
     }
 }
 
@@ -322,6 +396,7 @@ struct Kernels {
     scan: CudaFunction,
     scatter: CudaFunction,
     accumulate: CudaFunction,
+    accumulate_affine: CudaFunction,
     fold: CudaFunction,
     fixup: CudaFunction,
     reduce: CudaFunction,
@@ -350,6 +425,8 @@ pub struct Msm<'g, C: Curve> {
     digits: DeviceBuffer<u32>,
     /// Out-of-range base indices the count found (sparse scalars).
     bad_indices: DeviceBuffer<u32>,
+    /// The affine accumulation's lists and prefix products (empty for XYZZ accumulation).
+    affine_scratch: DeviceBuffer<C::Affine>,
     /// What [`Msm::enqueue`] queued and [`Msm::finish`] collects.
     pending: Option<Queued>,
 }
@@ -372,6 +449,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             scan: gpu.function("msm_scan")?,
             scatter: gpu.function("msm_scatter")?,
             accumulate: gpu.function(&name("accumulate"))?,
+            accumulate_affine: gpu.function(&name("accumulate_affine"))?,
             fold: gpu.function(&name("fold"))?,
             fixup: gpu.function(&name("fixup"))?,
             reduce: gpu.function(&name("reduce"))?,
@@ -397,6 +475,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             staged_scalars: Vec::new(),
             digits: gpu.alloc_zeroed(plan.windows as usize * plan.chunk)?,
             bad_indices: gpu.alloc_zeroed(1)?,
+            affine_scratch: gpu.alloc_zeroed(plan.affine_scratch_points::<C>())?,
             pending: None,
             plan,
         })
@@ -640,19 +719,31 @@ impl<'g, C: Curve> Msm<'g, C> {
         let block = point_block::<C>();
         let segs = plan.per_window().div_ceil(plan.seg as usize);
         let (seg, slots) = (plan.seg, plan.slots() as u32);
-        let cfg = LaunchConfig {
-            grid_dim: (segs.div_ceil(block as usize) as u32, q, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = stream.launch_builder(&self.kernels.accumulate);
-        launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
-        launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut());
-        // SAFETY: msm_{C}_accumulate: grid covers ⌈per_window / seg⌉ segments per virtual window; offsets and
-        // sorted come from this chunk's scan and scatter; every entry names a point of the base view (see the
-        // scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
-        launched("msm_accumulate", unsafe { launch.launch(cfg) })?;
-        drop(launch);
+        let blocks = (plan.accumulate_threads::<C>() / block as usize) as u32;
+        if plan.affine_rounds == 0 {
+            let cfg = LaunchConfig { grid_dim: (blocks, q, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.kernels.accumulate);
+            launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
+            launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut());
+            // SAFETY: msm_{C}_accumulate: grid covers ⌈per_window / seg⌉ segments per virtual window; offsets
+            // and sorted come from this chunk's scan and scatter; every entry names a point of the base view (see
+            // the scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
+            launched("msm_accumulate", unsafe { launch.launch(cfg) })?;
+        }
+        let mut first_window = 0;
+        while plan.affine_rounds > 0 && first_window < q {
+            let group = plan.affine_windows.min(q - first_window);
+            let cfg = LaunchConfig { grid_dim: (blocks, group, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.kernels.accumulate_affine);
+            launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
+            launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut()).arg(&plan.affine_rounds).arg(&first_window);
+            launch.arg(self.affine_scratch.raw_mut());
+            // SAFETY: msm_{C}_accumulate_affine: as the XYZZ launch above, for virtual windows first_window ..
+            // first_window + group <= q; affine_scratch holds affine_windows · blocks · block · seg · 5/4 >=
+            // (threads of this launch) · seg · 5/4 points; launches on one stream never share it.
+            launched("msm_accumulate_affine", unsafe { launch.launch(cfg) })?;
+            first_window += group;
+        }
 
         // Buckets spanning more than FOLD_RUNS segments get their runs summed in groups first.
         let groups = segs.div_ceil(FOLD_RUNS as usize);

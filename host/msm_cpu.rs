@@ -77,6 +77,7 @@ fn model_run<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: Option<
         seg: plan.seg,
         reduce_run: plan.reduce_run,
         chunk: plan.chunk.min(u32::MAX as usize) as u32,
+        affine_rounds: plan.affine_rounds,
     };
     let sum = model::msm(&table, frs, indices, model_plan);
     Ok(C::normalize(&C::from_kernel_jacobian(sum)))

@@ -21,7 +21,12 @@ use zkgpu_kernels::field::Fr;
 use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, window_count, MAX_WINDOW_BITS};
 
 fn plan(n: usize, c: Option<u32>, chunk: Option<usize>, copies: u32) -> MsmPlan {
-    MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies }, false).unwrap()
+    MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies, ..Default::default() }, false).unwrap()
+}
+
+/// `p` with affine accumulation over `rounds` rounds.
+fn affine(p: MsmPlan, rounds: u32) -> MsmPlan {
+    MsmPlan { affine_rounds: rounds, affine_windows: 1, ..p }
 }
 
 /// The model under `plan` (and with `seg` forced when given) equals blstrs.
@@ -48,6 +53,9 @@ where
         check_model::<C>(&case.bases, &case.scalars, plan(n, None, None, 1), None, &case.name);
         check_model::<C>(&case.bases, &case.scalars, plan(n, Some(5), None, 1), Some(3), &case.name);
         check_model::<C>(&case.bases, &case.scalars, plan(n, Some(7), Some(13), 2), Some(2), &case.name);
+        // Affine accumulation: one round then XYZZ, and every round affine over long runs (small windows).
+        check_model::<C>(&case.bases, &case.scalars, affine(plan(n, Some(5), None, 1), 1), Some(8), &case.name);
+        check_model::<C>(&case.bases, &case.scalars, affine(plan(n, Some(3), Some(29), 2), 32), Some(16), &case.name);
     }
 }
 
@@ -84,7 +92,7 @@ fn model_window_sizes_segments_chunks_and_copies() {
     }
 }
 
-/// Random sizes and plans (a small proptest-style sweep with printed seeds).
+/// Random sizes and plans, XYZZ or affine accumulation (a small proptest-style sweep with printed seeds).
 #[test]
 fn model_random_sizes_and_plans() {
     let mut rng = seeded_rng("model_random_sizes_and_plans");
@@ -94,10 +102,11 @@ fn model_random_sizes_and_plans() {
         let seg = 1 + rng.next_u32() % 64;
         let chunk = 1 + (rng.next_u32() as usize % (n + 1));
         let copies = 1 + rng.next_u32() % window_count(c).min(4);
+        let rounds = rng.next_u32() % 9;
         let bases = distinct_points::<TestG1>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
-        let p = plan(n, Some(c), Some(chunk), copies);
-        check_model::<G1>(&bases, &scalars, p, Some(seg), "random plan");
+        let p = affine(plan(n, Some(c), Some(chunk), copies), rounds);
+        check_model::<G1>(&bases, &scalars, p, Some(seg), "random plan (affine rounds 0: XYZZ)");
     }
 }
 

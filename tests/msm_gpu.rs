@@ -13,7 +13,7 @@ use common::msm_cases::{edge_cases, random_scalars};
 use common::points::distinct_points;
 use common::seeded_rng;
 use rand_core::RngCore;
-use zkgpu::msm::{Bases, Curve, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, msm, msm_device};
+use zkgpu::msm::{Accumulation, Bases, Curve, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, msm, msm_device};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceSafe, Error, Gpu, PinnedMode};
 
@@ -106,10 +106,22 @@ fn check<C: Curve>(
         assert_eq!(plan.chunk, chunk.clamp(1, n.max(1)), "{what}: chunk");
     }
     assert_eq!(plan.copies, config.precompute.max(1), "{what}: copies");
+    match config.accumulation {
+        Accumulation::Xyzz => assert_eq!(plan.affine_rounds, 0, "{what}: XYZZ accumulation"),
+        Accumulation::Affine { rounds } => {
+            assert_eq!(plan.affine_rounds, rounds.unwrap_or(plan.affine_rounds).max(1), "{what}: affine rounds");
+            assert!(plan.affine_rounds >= 1, "{what}: affine accumulation without rounds");
+        }
+    }
 }
 
 fn config(window_bits: Option<u32>, chunk: Option<usize>, precompute: u32) -> MsmConfig {
-    MsmConfig { window_bits, chunk, precompute }
+    MsmConfig { window_bits, chunk, precompute, ..Default::default() }
+}
+
+/// Affine accumulation with `rounds` (`None`: the plan's choice).
+fn affine(config: MsmConfig, rounds: Option<u32>) -> MsmConfig {
+    MsmConfig { accumulation: Accumulation::Affine { rounds }, ..config }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -146,6 +158,9 @@ where
         for at in [(Device, Device), (Device, Host)] {
             check::<C>(&gpu, bases, scalars, &expected, &MsmConfig::default(), at, what);
         }
+        // Affine accumulation: the plan's rounds, and a small window (long runs) with every round affine.
+        check::<C>(&gpu, bases, scalars, &expected, &affine(MsmConfig::default(), None), (Device, Device), what);
+        check::<C>(&gpu, bases, scalars, &expected, &affine(config(Some(4), None, 0), Some(32)), (Host, Host), what);
     }
 }
 
@@ -177,8 +192,8 @@ fn g2_edge_cases_precomputed() {
 // Random sizes and plans
 
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
-/// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks) and (device bases only)
-/// 2..=4 precomputed copies (when `precompute`; the G2 sweep draws none, `g2_edge_cases_precomputed` and
+/// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks), affine accumulation (1..=9
+/// rounds or the plan's choice) and (device bases only) 2..=4 precomputed copies (when `precompute`; the G2 sweep draws none, `g2_edge_cases_precomputed` and
 /// `g2_precomputed_bases` cover G2 copies).
 fn random_sweep<T, C>(name: &str, draws: usize, precompute: bool)
 where
@@ -194,7 +209,11 @@ where
         let window_bits = (rng.next_u32() % 3 == 0).then(|| 2 + rng.next_u32() % 15);
         let chunk = (rng.next_u32() % 3 == 0).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
         let copies = if precompute && at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
-        let cfg = config(window_bits, chunk, copies);
+        let mut cfg = config(window_bits, chunk, copies);
+        if rng.next_u32() % 3 == 0 {
+            let rounds = rng.next_u32() % 10;
+            cfg = affine(cfg, (rounds > 0).then_some(rounds));
+        }
         let bases = distinct_points::<T>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
         let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
@@ -264,6 +283,38 @@ fn g1_2_20() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_2_20() {
     sizes_on::<TestG2, G2>("g2_2_20", &[1 << 20]);
+}
+
+/// Affine accumulation at size: the plan's rounds with device inputs, and all rounds affine with host inputs
+/// (several chunks at 2^20).
+fn affine_sizes_on<T, C>(name: &str, sizes: &[usize])
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    for &n in sizes {
+        let bases = distinct_points::<T>(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+        let what = format!("n = {n}");
+        check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), None), (Device, Device), &what);
+        check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), Some(32)), (Host, Host), &what);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_affine_accumulation_2_16_and_2_20() {
+    affine_sizes_on::<TestG1, G1>("g1_affine_accumulation_2_16_and_2_20", &[1 << 16, 1 << 20]);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_affine_accumulation_2_16() {
+    affine_sizes_on::<TestG2, G2>("g2_affine_accumulation_2_16", &[1 << 16]);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@
 //! The scatter's atomics order the entries inside a bucket differently from run to run, so the XYZZ
 //! coordinates of a bucket (and of the result) differ by a factor `λ`; the point does not. The host
 //! normalizes the result to affine, which is unique, so results are bit-identical run to run.
+use crate::batch_add;
 use crate::curve::outlined::{self, Outlined};
 use crate::curve::{Affine, Jacobian, Xyzz};
 use crate::field::{Field, Fr};
@@ -180,16 +181,22 @@ pub fn bucket_of(pos: u32, buckets: u32, offset: impl Fn(u32) -> u32) -> u32 {
     lo
 }
 
+/// The point sorted entry `e` names: base `e` (flag cleared) read by `base`, negated when flagged.
+#[inline(always)]
+pub fn entry_point<F: Field>(e: u32, base: impl FnOnce(u32) -> Affine<F>) -> Affine<F> {
+    let p = base(e & !NEG_FLAG);
+    if e & NEG_FLAG != 0 { p.neg() } else { p }
+}
+
 /// One accumulate thread: segment `[start, end)` (`end <= offsets[buckets]`) of a window's sorted entries.
 /// For every run of one bucket inside the segment, stores its XYZZ sum with `store(b + segment, sum)`.
-/// `entry(pos)` reads the sorted entries, `point(index)` the bases.
+/// `point(pos)` is the point of sorted entry `pos` ([`entry_point`]).
 #[inline(always)]
 pub fn accumulate_segment<F: Field>(
     segment: u32,
     (start, end): (u32, u32),
     buckets: u32,
     offset: impl Fn(u32) -> u32,
-    entry: impl Fn(u32) -> u32,
     point: impl Fn(u32) -> Affine<F>,
     mut store: impl FnMut(u32, Xyzz<F>),
 ) {
@@ -201,10 +208,7 @@ pub fn accumulate_segment<F: Field>(
     let mut acc = Xyzz::<F>::IDENTITY;
     let mut pos = start;
     while pos < end {
-        let e = entry(pos);
-        let p = point(e & !NEG_FLAG);
-        let p = if e & NEG_FLAG != 0 { p.neg() } else { p };
-        acc = acc.add_affine(&p);
+        acc = acc.add_affine(&point(pos));
         pos += 1;
         if pos == run_end {
             store(b + segment, acc);
@@ -216,6 +220,172 @@ pub fn accumulate_segment<F: Field>(
             run_end = offset(b + 1).min(end);
         }
     }
+}
+
+/// Calls `f(bucket, lo, hi)` for each run (the entries `[lo, hi)` of one bucket) of segment `[start, end)`,
+/// in order (`start < end <= offsets[buckets]`).
+#[inline(always)]
+pub fn for_each_run(
+    (start, end): (u32, u32),
+    buckets: u32,
+    offset: impl Fn(u32) -> u32,
+    mut f: impl FnMut(u32, u32, u32),
+) {
+    let mut b = bucket_of(start, buckets, &offset);
+    let mut pos = start;
+    while pos < end {
+        let hi = offset(b + 1).min(end);
+        f(b, pos, hi);
+        pos = hi;
+        // Next non-empty bucket (b + 1 < buckets while pos < end).
+        while pos < end && offset(b + 1) <= pos {
+            b += 1;
+        }
+    }
+}
+
+/// [`for_each_run`] from the last run to the first.
+#[inline(always)]
+pub fn for_each_run_rev(
+    (start, end): (u32, u32),
+    buckets: u32,
+    offset: impl Fn(u32) -> u32,
+    mut f: impl FnMut(u32, u32, u32),
+) {
+    let mut b = bucket_of(end - 1, buckets, &offset);
+    let mut pos = end;
+    while pos > start {
+        let lo = offset(b).max(start);
+        f(b, lo, pos);
+        pos = lo;
+        // The bucket holding entry pos − 1 (offsets[0] = 0 <= pos − 1, so b stays >= 0).
+        while pos > start && offset(b) >= pos {
+            b -= 1;
+        }
+    }
+}
+
+/// One thread's scratch for [`accumulate_segment_affine`]: a list of up to `seg` points and `seg / 2` prefix
+/// products.
+pub trait AffineScratch<F: Field> {
+    /// Scratch list element `i`.
+    fn list(&self, i: u32) -> Affine<F>;
+    /// Its x coordinate.
+    fn list_x(&self, i: u32) -> F;
+    /// Writes scratch list element `i`.
+    fn set_list(&mut self, i: u32, p: &Affine<F>);
+    /// Prefix product `k` of the current round.
+    fn prefix(&self, k: u32) -> F;
+    /// Writes prefix product `k`.
+    fn set_prefix(&mut self, k: u32, v: &F);
+}
+
+/// `⌈len / 2^k⌉`: a run's live points after `k` halving rounds.
+#[inline(always)]
+fn halved(len: u32, k: u32) -> u32 {
+    (len + (1 << k) - 1) >> k
+}
+
+/// One thread of the affine accumulation (variant `affine`): the same segment, runs and stores as
+/// [`accumulate_segment`], but each run is summed as a tree of affine additions, one level per *round*, the
+/// round's additions over all runs of the segment sharing one inversion (Montgomery's trick: 3M per pair,
+/// plus 2M + 1S for the addition, against 8M + 2S for a mixed XYZZ add).
+///
+/// Round 1 adds entries `2j, 2j + 1` of each run (points read through the sorted entries) into scratch list
+/// slot `base + j`, `base` the run's first slot (runs get `⌈len / 2⌉` slots each, in order; an odd run's last
+/// point is copied). Round `k >= 2` works in place on the list: a run's live points sit at stride
+/// `2^(k−2)` from its base, pair `j` is written over its first operand, an odd last point stays where it is.
+/// After `rounds` rounds (fewer when every run is down to one point) each run's live points are summed into
+/// an XYZZ accumulator by mixed additions and stored at slot `b + segment`, as [`accumulate_segment`] does.
+/// `rounds = 0`, or a segment whose runs are single entries, is [`accumulate_segment`] itself.
+///
+/// `point(pos)` is the point of sorted entry `pos` ([`entry_point`]) and `point_x(pos)` its x alone (the
+/// forward passes read only x).
+#[inline(always)]
+pub fn accumulate_segment_affine<F: Field, S: AffineScratch<F>>(
+    segment: u32,
+    (start, end): (u32, u32),
+    buckets: u32,
+    offset: impl Fn(u32) -> u32,
+    point: impl Fn(u32) -> Affine<F>,
+    point_x: impl Fn(u32) -> F,
+    rounds: u32,
+    mem: &mut S,
+    mut store: impl FnMut(u32, Xyzz<F>),
+) {
+    if start >= end {
+        return;
+    }
+    let (mut longest, mut list_len) = (0u32, 0u32);
+    for_each_run((start, end), buckets, &offset, |_, lo, hi| {
+        longest = longest.max(hi - lo);
+        list_len += halved(hi - lo, 1);
+    });
+    // Rounds that still pair points: ⌈log2(longest)⌉, at most `rounds`.
+    let rounds = rounds.min(32 - (longest - 1).leading_zeros());
+    if rounds == 0 {
+        return accumulate_segment(segment, (start, end), buckets, &offset, point, store);
+    }
+    let mut k = 1;
+    while k <= rounds {
+        // Live point i of a run (entries [lo, hi), list slots from base) before round k, and the slot pair j
+        // goes to.
+        let point_at = |mem: &S, lo: u32, base: u32, i: u32| if k == 1 { point(lo + i) } else { mem.list(base + (i << (k - 2))) };
+        let x_at = |mem: &S, lo: u32, base: u32, i: u32| if k == 1 { point_x(lo + i) } else { mem.list_x(base + (i << (k - 2))) };
+        let out_slot = |base: u32, j: u32| if k == 1 { base + j } else { base + (j << (k - 1)) };
+        // Forward: prefix products of the denominators; round 1 also copies odd runs' last points.
+        let (mut running, mut pairs, mut base) = (F::ONE, 0u32, 0u32);
+        for_each_run((start, end), buckets, &offset, |_, lo, hi| {
+            let live = halved(hi - lo, k - 1);
+            let mut i = 0;
+            while i + 1 < live {
+                let (px, qx) = (x_at(mem, lo, base, i), x_at(mem, lo, base, i + 1));
+                let d = batch_add::pair_denominator_lazy(&px, &qx, || {
+                    (point_at(mem, lo, base, i).y, point_at(mem, lo, base, i + 1).y)
+                });
+                mem.set_prefix(pairs, &running);
+                running = running.mul(&d);
+                pairs += 1;
+                i += 2;
+            }
+            if k == 1 && live % 2 == 1 {
+                mem.set_list(base + live / 2, &point(lo + live - 1));
+            }
+            base += halved(hi - lo, 1);
+        });
+        if pairs > 0 {
+            // Backward: 1/d = inv · prefix, inv ← inv · d; pair j is written after it is read, over slots
+            // no earlier pair reads.
+            let mut inv = running.inverse();
+            let mut base = list_len;
+            for_each_run_rev((start, end), buckets, &offset, |_, lo, hi| {
+                base -= halved(hi - lo, 1);
+                let mut j = halved(hi - lo, k - 1) / 2;
+                while j > 0 {
+                    j -= 1;
+                    pairs -= 1;
+                    let (p, q) = (point_at(mem, lo, base, 2 * j), point_at(mem, lo, base, 2 * j + 1));
+                    let d = batch_add::pair_denominator(&p, &q);
+                    let inv_d = inv.mul(&mem.prefix(pairs));
+                    inv = inv.mul(&d);
+                    mem.set_list(out_slot(base, j), &batch_add::pair_sum(&p, &q, &inv_d));
+                }
+            });
+        }
+        k += 1;
+    }
+    // The runs' remaining points (stride 2^(rounds−1) from their base) into XYZZ.
+    let mut base = 0u32;
+    for_each_run((start, end), buckets, &offset, |b, lo, hi| {
+        let mut acc = Xyzz::<F>::IDENTITY;
+        let mut i = 0;
+        while i < halved(hi - lo, rounds) {
+            acc = acc.add_affine(&mem.list(base + (i << (rounds - 1))));
+            i += 1;
+        }
+        store(b + segment, acc);
+        base += halved(hi - lo, 1);
+    });
 }
 
 /// Slots of run partials per virtual window: `buckets + ⌈entries / seg⌉`.
@@ -364,6 +534,39 @@ pub mod model {
         pub reduce_run: u32,
         /// Points per chunk.
         pub chunk: u32,
+        /// Affine accumulation rounds ([`accumulate_segment_affine`]); 0: XYZZ accumulation.
+        pub affine_rounds: u32,
+    }
+
+    /// One affine thread's scratch on the CPU.
+    pub struct Scratch<F: Field> {
+        list: Vec<Affine<F>>,
+        prefix: Vec<F>,
+    }
+
+    impl<F: Field> Scratch<F> {
+        /// Scratch for segments of up to `seg` entries.
+        pub fn new(seg: u32) -> Self {
+            Scratch { list: vec![Affine::IDENTITY; seg as usize], prefix: vec![F::ZERO; seg as usize / 2] }
+        }
+    }
+
+    impl<F: Field> AffineScratch<F> for Scratch<F> {
+        fn list(&self, i: u32) -> Affine<F> {
+            self.list[i as usize]
+        }
+        fn list_x(&self, i: u32) -> F {
+            self.list[i as usize].x
+        }
+        fn set_list(&mut self, i: u32, p: &Affine<F>) {
+            self.list[i as usize] = *p;
+        }
+        fn prefix(&self, k: u32) -> F {
+            self.prefix[k as usize]
+        }
+        fn set_prefix(&mut self, k: u32, v: &F) {
+            self.prefix[k as usize] = *v;
+        }
     }
 
     /// The virtual windows `q` for `copies` copies: `⌈W / copies⌉`.
@@ -425,15 +628,17 @@ pub mod model {
                 let partials = RefCell::new(vec![Xyzz::<F>::IDENTITY; slots as usize]);
                 for t in 0..total.div_ceil(plan.seg) {
                     let range = (t * plan.seg, ((t + 1) * plan.seg).min(total));
-                    accumulate_segment(
-                        t,
-                        range,
-                        buckets_per,
-                        |b| offsets[b as usize],
-                        |pos| entries[pos as usize].1,
-                        |p| table[p as usize],
-                        |slot, sum| partials.borrow_mut()[slot as usize] = sum,
-                    );
+                    let store = |slot: u32, sum| partials.borrow_mut()[slot as usize] = sum;
+                    let offset = |b: u32| offsets[b as usize];
+                    let point = |pos: u32| entry_point(entries[pos as usize].1, |p| table[p as usize]);
+                    if plan.affine_rounds > 0 {
+                        let point_x = |pos: u32| table[(entries[pos as usize].1 & !NEG_FLAG) as usize].x;
+                        let mut scratch = Scratch::new(plan.seg);
+                        let rounds = plan.affine_rounds;
+                        accumulate_segment_affine(t, range, buckets_per, offset, point, point_x, rounds, &mut scratch, store);
+                    } else {
+                        accumulate_segment(t, range, buckets_per, offset, point, store);
+                    }
                 }
                 let mut partials = partials.into_inner();
                 for g in 1..total.div_ceil(plan.seg).div_ceil(FOLD_RUNS) {

@@ -13,6 +13,9 @@
 //! result Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
 //! - `msm_{C}_accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials)`: grid
 //!   `(⌈⌈per_window / seg⌉ / block⌉, q)`; one segment of sorted entries per thread;
+//! - `msm_{C}_accumulate_affine(bases, sorted, per_window, offsets, buckets, seg, slots, partials, rounds,
+//!   first_window, scratch)`: grid `(⌈⌈per_window / seg⌉ / block⌉, windows of this launch)`; the same with
+//!   affine additions (variant `affine`);
 //! - `msm_{C}_fold(offsets, buckets, seg, partials, slots)`: grid `(⌈⌈segments / FOLD_RUNS⌉ / block⌉, q)`;
 //! - `msm_{C}_fixup(offsets, buckets, seg, partials, slots, bucket_sums)`: grid `(⌈buckets / block⌉, q)`;
 //! - `msm_{C}_reduce(bucket_sums, buckets, run, shares)`: grid `(⌈⌈buckets / run⌉ / block⌉, q)`;
@@ -25,11 +28,11 @@
 //! The per-window sums of the reduce shares are made by `batch_add_{C}_reduce` / `_finish`.
 use crate::curve::outlined::{self, Outlined};
 use crate::curve::{Affine, Jacobian, Xyzz};
-use crate::device::{block_dim_x, block_idx, global_thread_index, sync_threads, thread_idx_x};
+use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_threads, thread_idx_x};
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    DigitLayout, SCAN_BLOCK, accumulate_segment, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
+    AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
     fold_group, for_each_digit, weighted_bucket_sum,
 };
 
@@ -227,10 +230,96 @@ unsafe fn accumulate<F: Field>(
         (start, end),
         buckets,
         offset,
-        |pos| unsafe { *sorted.add(pos as usize) },
-        |p| unsafe { *bases.add(p as usize) },
+        |pos| entry_point(unsafe { *sorted.add(pos as usize) }, |p| unsafe { *bases.add(p as usize) }),
         |slot, sum| unsafe { partials.add(slot as usize).write(sum) },
     );
+}
+
+/// One affine thread's column of a launch's scratch: list element `i` of thread `u` at `list[i · threads + u]`,
+/// prefix product `k` at `prefix[k · threads + u]`, so a warp's accesses to one element are contiguous. Used
+/// by the MSM's and batch addition's affine kernels.
+pub(super) struct ScratchColumn<F> {
+    pub list: *mut Affine<F>,
+    pub prefix: *mut F,
+    pub threads: usize,
+}
+
+impl<F: Field> ScratchColumn<F> {
+    /// Thread `u`'s column of `threads` columns of `len` list points each, the prefix products after the lists
+    /// (`scratch` holds `threads · len · 5/4` points).
+    #[inline(always)]
+    pub fn new(scratch: *mut Affine<F>, u: usize, threads: usize, len: u32) -> Self {
+        let prefix = scratch.wrapping_add(threads * len as usize).cast::<F>();
+        ScratchColumn { list: scratch.wrapping_add(u), prefix: prefix.wrapping_add(u), threads }
+    }
+}
+
+// SAFETY (all methods): the kernels' contract: list indices are below `len` and prefix indices below `len / 2`
+// (what `accumulate_segment_affine` asks for with segments of at most `len` entries), in this thread's column,
+// which no other thread touches.
+impl<F: Field> AffineScratch<F> for ScratchColumn<F> {
+    #[inline(always)]
+    fn list(&self, i: u32) -> Affine<F> {
+        unsafe { *self.list.add(i as usize * self.threads) }
+    }
+    #[inline(always)]
+    fn list_x(&self, i: u32) -> F {
+        unsafe { (*self.list.add(i as usize * self.threads)).x }
+    }
+    #[inline(always)]
+    fn set_list(&mut self, i: u32, p: &Affine<F>) {
+        unsafe { self.list.add(i as usize * self.threads).write(*p) }
+    }
+    #[inline(always)]
+    fn prefix(&self, k: u32) -> F {
+        unsafe { *self.prefix.add(k as usize * self.threads) }
+    }
+    #[inline(always)]
+    fn set_prefix(&mut self, k: u32, v: &F) {
+        unsafe { self.prefix.add(k as usize * self.threads).write(*v) }
+    }
+}
+
+/// Body of `msm_{C}_accumulate_affine`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn accumulate_affine<F: Field>(
+    bases: *const Affine<F>,
+    sorted: *const u32,
+    per_window: u32,
+    offsets: *const u32,
+    buckets: u32,
+    seg: u32,
+    slots: u32,
+    partials: *mut Xyzz<F>,
+    rounds: u32,
+    first_window: u32,
+    scratch: *mut Affine<F>,
+) {
+    let (block, y) = (block_idx().x, block_idx().y);
+    let per_launch_window = (grid_dim().x * block_dim_x()) as usize;
+    let t = block * block_dim_x() + thread_idx_x();
+    let threads = per_launch_window * grid_dim().y as usize;
+    let u = y as usize * per_launch_window + t as usize;
+    let v = (first_window + y) as usize;
+    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
+    // SAFETY: offsets has buckets + 1 entries per window; accumulate_segment_affine asks for b + 1 <= buckets.
+    let offset = |b: u32| unsafe { *offsets.add(b as usize) };
+    let total = offset(buckets);
+    let start = (t as u64 * seg as u64).min(total as u64) as u32;
+    let end = (start as u64 + seg as u64).min(total as u64) as u32;
+    let partials = partials.wrapping_add(v * slots as usize);
+    let sorted = sorted.wrapping_add(v * per_window as usize);
+    let mut scratch = ScratchColumn::new(scratch, u, threads, seg);
+    // SAFETY (closures): positions are below the window's entry count, entries name bases inside the table;
+    // slot b + t < slots (see crate::msm) belongs to this thread's run alone.
+    let entry = |pos: u32| unsafe { *sorted.add(pos as usize) };
+    let point = |pos: u32| entry_point(entry(pos), |p| unsafe { *bases.add(p as usize) });
+    let point_x = |pos: u32| unsafe { (*bases.add((entry(pos) & !NEG_FLAG) as usize)).x };
+    let store = |slot: u32, sum: Xyzz<F>| unsafe { partials.add(slot as usize).write(sum) };
+    accumulate_segment_affine(t, (start, end), buckets, offset, point, point_x, rounds, &mut scratch, store);
 }
 
 /// Body of `msm_{C}_fold`.
@@ -352,7 +441,7 @@ unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, s
 }
 
 macro_rules! msm_curve_kernels {
-    ($field:ty, $out:literal, $accumulate:ident, $fold:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+    ($field:ty, $out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
         /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
         /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
         /// `partials[v · slots + b + t]`.
@@ -375,6 +464,37 @@ macro_rules! msm_curve_kernels {
         ) {
             // SAFETY: forwarded.
             unsafe { accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials) }
+        }
+
+        /// The affine variant of the accumulate kernel (`crate::msm::accumulate_segment_affine`): one thread
+        /// per segment `t` of virtual window `v = first_window + blockIdx.y`, the same run sums at the same
+        /// slots, added as trees of affine additions for up to `rounds` rounds (one batch inversion per round).
+        ///
+        /// # Safety
+        /// As for the accumulate kernel, for the windows `first_window .. first_window + gridDim.y` (`< q`).
+        /// `scratch` holds `threads · seg · 5/4` points (`threads = gridDim.x · gridDim.y · blockDim.x`; the
+        /// first `threads · seg` are the lists, the rest `threads · seg / 2` field elements of prefix products),
+        /// used only by this launch: thread `u` owns column `u` of both.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $accumulate_affine(
+            bases: *const Affine<$field>,
+            sorted: *const u32,
+            per_window: u32,
+            offsets: *const u32,
+            buckets: u32,
+            seg: u32,
+            slots: u32,
+            partials: *mut Xyzz<$field>,
+            rounds: u32,
+            first_window: u32,
+            scratch: *mut Affine<$field>,
+        ) {
+            // SAFETY: forwarded.
+            unsafe {
+                accumulate_affine(
+                    bases, sorted, per_window, offsets, buckets, seg, slots, partials, rounds, first_window, scratch,
+                )
+            }
         }
 
         /// One thread per group `g` of `FOLD_RUNS` segments of virtual window `blockIdx.y`: if segment
@@ -461,7 +581,7 @@ macro_rules! msm_curve_kernels {
     };
 }
 
-msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_fold, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
 // G1's cold kernels call the out-of-line point operations (a small module); G2's inline them: with out-of-line
 // Fq2 calls inside their loops `msm_g2_fixup` faulted on the H200 (kernels/NOTES.md, "MSM"), inlined they pass.
-msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_fold, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);
+msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

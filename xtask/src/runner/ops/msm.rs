@@ -35,7 +35,7 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
-use zkgpu::msm::{Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
+use zkgpu::msm::{Accumulation, Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
@@ -54,6 +54,13 @@ const GPU_VARIANTS: &[&str] = &[
     "c20-pinned",
     "c20-pageable",
     "precompute4",
+    "affine",
+    "affine-pinned",
+    "affine-r1",
+    "affine-r2",
+    "affine-r3",
+    "affine-r5",
+    "affine-full",
 ];
 const DEFAULT_GPU_VARIANTS: &[&str] = &["auto", "auto-pinned", "auto-pageable", "precompute4"];
 
@@ -67,13 +74,17 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         (variant, "device")
     };
     let bits = |c: u32| MsmConfig { window_bits: Some(c), ..MsmConfig::default() };
+    let affine = |rounds| MsmConfig { accumulation: Accumulation::Affine { rounds }, ..MsmConfig::default() };
     let config = match choice {
         "auto" => MsmConfig::default(),
         "c12" => bits(12),
         "c16" => bits(16),
         "c20" => bits(20),
         "precompute4" if inputs == "device" => MsmConfig { precompute: 4, ..MsmConfig::default() },
-        _ => return None,
+        // Affine accumulation: the plan's rounds, `-rK` K rounds, `-full` every round.
+        "affine" => affine(None),
+        "affine-full" => affine(Some(32)),
+        other => affine(Some(other.strip_prefix("affine-r")?.parse().ok().filter(|&r| r >= 1)?)),
     };
     Some((config, inputs))
 }
@@ -376,7 +387,10 @@ mod tests {
         }
         assert_eq!(parse_variant("c16-pinned"), Some((MsmConfig { window_bits: Some(16), ..Default::default() }, "pinned")));
         assert_eq!(parse_variant("precompute4").map(|(c, i)| (c.precompute, i)), Some((4, "device")));
-        for bad in ["precompute4-pinned", "precompute4-pageable", "c13", "auto-device", "blstrs"] {
+        let rounds = |v: &str| parse_variant(v).map(|(c, _)| c.accumulation);
+        assert_eq!(rounds("affine-r3"), Some(Accumulation::Affine { rounds: Some(3) }));
+        assert_eq!(rounds("affine-pinned"), Some(Accumulation::Affine { rounds: None }));
+        for bad in ["precompute4-pinned", "precompute4-pageable", "c13", "auto-device", "blstrs", "affine-r0", "affine-rx"] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
     }
