@@ -237,7 +237,7 @@ fn g2_random_sizes_and_plans() {
 // Large sizes
 
 /// Random distinct bases and scalars of each size: `msm` (host inputs, default plan: more than 2^20 points
-/// make several host chunks) and `msm_device` against blstrs' multi_exp.
+/// make several host chunks), `msm_device` and affine accumulation against blstrs' multi_exp.
 fn sizes_on<T, C>(name: &str, sizes: &[usize])
 where
     T: CurveUnderTest,
@@ -257,6 +257,10 @@ where
         let got = msm_device::<C>(&gpu, &table, &device_scalars).unwrap_or_else(|e| panic!("n = {n}: msm_device: {e}"));
         assert_eq!(got, expected, "n = {n}: msm_device");
         assert_eq!(gpu.download(&device_scalars).unwrap(), scalars, "n = {n}: device scalars changed");
+        // Affine accumulation: the plan's rounds with device inputs, every round affine with host inputs.
+        let what = format!("n = {n}, affine");
+        check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), None), (Device, Device), &what);
+        check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), Some(32)), (Host, Host), &what);
     }
 }
 
@@ -283,38 +287,6 @@ fn g1_2_20() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_2_20() {
     sizes_on::<TestG2, G2>("g2_2_20", &[1 << 20]);
-}
-
-/// Affine accumulation at size: the plan's rounds with device inputs, and all rounds affine with host inputs
-/// (several chunks at 2^20).
-fn affine_sizes_on<T, C>(name: &str, sizes: &[usize])
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
-    let gpu = gpu();
-    let mut rng = seeded_rng(name);
-    for &n in sizes {
-        let bases = distinct_points::<T>(&mut rng, n);
-        let scalars = random_scalars(&mut rng, n);
-        let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
-        let what = format!("n = {n}");
-        check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), None), (Device, Device), &what);
-        check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), Some(32)), (Host, Host), &what);
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_affine_accumulation_2_16_and_2_20() {
-    affine_sizes_on::<TestG1, G1>("g1_affine_accumulation_2_16_and_2_20", &[1 << 16, 1 << 20]);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_affine_accumulation_2_16() {
-    affine_sizes_on::<TestG2, G2>("g2_affine_accumulation_2_16", &[1 << 16]);
 }
 
 // ---------------------------------------------------------------------------------------------------------
