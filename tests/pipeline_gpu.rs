@@ -387,17 +387,15 @@ fn split_msm_over_two_handles_of_one_gpu() {
     split_equals_one_gpu(&gpus, "split_msm_over_two_handles_of_one_gpu");
 }
 
+/// Needs two GPUs: fails on fewer (the test runners skip `two_gpus_*` tests on one-GPU hosts and say so).
 #[test]
-#[ignore = "needs a CUDA GPU"]
-fn split_msm_over_two_gpus_equals_one_gpu() {
+#[ignore = "needs two CUDA GPUs"]
+fn two_gpus_split_msm_equals_one_gpu() {
     let _memory = shared_device_memory();
     let count = Gpu::count().unwrap_or(0);
-    if count < 2 {
-        println!("SKIPPED split_msm_over_two_gpus_equals_one_gpu: {count} GPU(s) visible, this test needs 2");
-        return;
-    }
+    assert!(count >= 2, "two_gpus_split_msm_equals_one_gpu needs 2 GPUs, {count} visible");
     let gpus = Gpu::all().unwrap();
-    split_equals_one_gpu(&gpus, "split_msm_over_two_gpus_equals_one_gpu");
+    split_equals_one_gpu(&gpus, "two_gpus_split_msm_equals_one_gpu");
 }
 
 #[test]

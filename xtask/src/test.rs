@@ -3,7 +3,8 @@
 //! 1. PTX check (`cargo xtask ptx --check`: committed PTX fresh, ptxas clean, no spills in hot kernels);
 //! 2. `cargo test --workspace` (with the bench runner's tests) and the PTX built from source; the GPU tests are `#[ignore]`d, so this is the
 //!    CPU suite. `--gpu` first checks that a CUDA GPU is present (through `zkgpu::Gpu::count()`, by the bench
-//!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`;
+//!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`, except the
+//!    two-GPU tests (`two_gpus_*`) on a host with one GPU (said in the output);
 //!    The criterion benches then run once each in test mode (`cargo test --bench host`);
 //! 3. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
 //!    ZKGPU_PTX=prebuilt proves a prover on stable Rust builds the host crate from the committed PTX.
@@ -13,11 +14,18 @@ use crate::util::{self, Result};
 use crate::{bench, ptx};
 
 pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
+    let mut skip_two_gpus = false;
     if gpu {
         // Before anything slow: a GPU run without a GPU must fail loudly, not skip the GPU tests.
         let runner = bench::build_runner()?;
         util::run(std::process::Command::new(&runner).arg("--probe"))
             .map_err(|e| format!("--gpu needs a CUDA GPU, and none was found ({e})"))?;
+        let count = std::process::Command::new(&runner).arg("--gpu-count").output().map_err(|e| e.to_string())?;
+        let count: usize = String::from_utf8_lossy(&count.stdout).trim().parse().unwrap_or(0);
+        if count < 2 {
+            eprintln!("xtask: {count} GPU visible: skipping the two-GPU tests (two_gpus_*)");
+            skip_two_gpus = true;
+        }
     }
     let mut failures = Vec::new();
     let mut step = |name: &str, result: Result<()>| match result {
@@ -37,6 +45,9 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
         cmd.arg("--");
         if gpu {
             cmd.arg("--include-ignored");
+        }
+        if skip_two_gpus {
+            cmd.args(["--skip", "two_gpus_"]);
         }
         cmd.args(cargo_args);
     }

@@ -59,6 +59,10 @@ struct Args {
     /// Print the CUDA device found (exit status 1 if none) and exit.
     #[arg(long)]
     probe: bool,
+    /// Print the number of visible CUDA devices (0 without a driver) and exit: the test runners skip the
+    /// two-GPU tests (`two_gpus_*`) below 2.
+    #[arg(long)]
+    gpu_count: bool,
     /// Print the kernels the selected ops and variants launch, one per line, and exit.
     #[arg(long)]
     kernels: bool,
@@ -80,6 +84,10 @@ fn main() -> ExitCode {
 fn run(args: Args) -> Result<ExitCode> {
     if args.probe {
         return Ok(probe(args.device));
+    }
+    if args.gpu_count {
+        println!("{}", Gpu::count().unwrap_or(0));
+        return Ok(ExitCode::SUCCESS);
     }
     if args.list {
         list(&ops::registry());
