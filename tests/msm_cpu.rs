@@ -15,7 +15,7 @@ use group::Curve as _;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::curve::{Curve, G1, G2};
-use zkgpu::msm::{MsmConfig, MsmPlan, choose_window_bits};
+use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, choose_window_bits};
 use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
 use zkgpu_kernels::field::Fr;
 use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, window_count, MAX_WINDOW_BITS};
@@ -243,4 +243,31 @@ fn plan_choices_and_errors() {
     }
     // Precomputation makes bucket work cheaper, so the chosen window does not shrink.
     assert!(choose_window_bits(1 << 24, 16, 1) >= choose_window_bits(1 << 24, 1, 1));
+}
+
+/// Affine accumulation plans: rounds as asked (at least 1) or chosen in 1..=8, window groups within the
+/// virtual windows, scratch near the 2 GiB budget per launch; and the memory bound: a 2^26 G1 MSM with
+/// device-resident bases and scalars (inputs included) stays within 16 GB with either accumulation.
+#[test]
+fn affine_plans_and_the_16_gb_bound() {
+    let affine = |rounds| MsmConfig { accumulation: Accumulation::Affine { rounds }, ..Default::default() };
+    for log_n in [0, 10, 16, 20, 22, 24, 26, 27] {
+        let n = 1usize << log_n;
+        let xyzz = MsmPlan::new(n, &MsmConfig::default(), false).unwrap();
+        assert_eq!((xyzz.affine_rounds, xyzz.affine_windows), (0, 0));
+        let p = MsmPlan::new(n, &affine(None), false).unwrap();
+        assert!((1..=8).contains(&p.affine_rounds), "2^{log_n}: {p:?}");
+        assert!((1..=p.virtual_windows).contains(&p.affine_windows), "2^{log_n}: {p:?}");
+        assert!(p.seg.is_power_of_two() && (16..=512).contains(&p.seg), "2^{log_n}: {p:?}");
+        let extra = p.scratch_bytes::<G1>() as f64 - xyzz.scratch_bytes::<G1>() as f64;
+        assert!(extra <= 2.2e9, "2^{log_n}: affine scratch {extra:.3e} bytes over the XYZZ plan's");
+        assert_eq!(MsmPlan::new(n, &affine(Some(3)), false).unwrap().affine_rounds, 3);
+        assert_eq!(MsmPlan::new(n, &affine(Some(0)), false).unwrap().affine_rounds, 1);
+    }
+    let n = 1usize << 26;
+    let inputs = n * (size_of::<<G1 as Curve>::Affine>() + size_of::<Scalar>());
+    for config in [MsmConfig::default(), affine(None)] {
+        let total = inputs + MsmPlan::new(n, &config, false).unwrap().scratch_bytes::<G1>();
+        assert!(total as f64 <= 16e9, "2^26 G1, {config:?}: {:.2} GB", total as f64 / 1e9);
+    }
 }
