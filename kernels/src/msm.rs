@@ -296,8 +296,8 @@ fn halved(len: u32, k: u32) -> u32 {
 /// point is copied). Round `k >= 2` works in place on the list: a run's live points sit at stride
 /// `2^(k−2)` from its base, pair `j` is written over its first operand, an odd last point stays where it is.
 /// After `rounds` rounds (fewer when every run is down to one point) each run's live points are summed into
-/// an XYZZ accumulator by mixed additions and stored at slot `b + segment`, as [`accumulate_segment`] does.
-/// `rounds = 0`, or a segment whose runs are single entries, is [`accumulate_segment`] itself.
+/// an XYZZ accumulator by mixed additions and stored at slot `b + segment`, as [`accumulate_segment`] does;
+/// with `rounds = 0`, or a segment whose runs are single entries, that is all it does.
 ///
 /// `point(pos)` is the point of sorted entry `pos` ([`entry_point`]) and `point_x(pos)` its x alone (the
 /// forward passes read only x).
@@ -323,9 +323,6 @@ pub fn accumulate_segment_affine<F: Field, S: AffineScratch<F>>(
     });
     // Rounds that still pair points: ⌈log2(longest)⌉, at most `rounds`.
     let rounds = rounds.min(32 - (longest - 1).leading_zeros());
-    if rounds == 0 {
-        return accumulate_segment(segment, (start, end), buckets, &offset, point, store);
-    }
     let mut k = 1;
     while k <= rounds {
         // Live point i of a run (entries [lo, hi), list slots from base) before round k, and the slot pair j
@@ -374,13 +371,15 @@ pub fn accumulate_segment_affine<F: Field, S: AffineScratch<F>>(
         }
         k += 1;
     }
-    // The runs' remaining points (stride 2^(rounds−1) from their base) into XYZZ.
+    // The runs' remaining points (stride 2^(rounds−1) from their base; the entries themselves when no round
+    // ran) into XYZZ. One XYZZ addition site for both cases keeps the kernel small.
     let mut base = 0u32;
     for_each_run((start, end), buckets, &offset, |b, lo, hi| {
         let mut acc = Xyzz::<F>::IDENTITY;
         let mut i = 0;
         while i < halved(hi - lo, rounds) {
-            acc = acc.add_affine(&mem.list(base + (i << (rounds - 1))));
+            let p = if rounds == 0 { point(lo + i) } else { mem.list(base + (i << (rounds - 1))) };
+            acc = acc.add_affine(&p);
             i += 1;
         }
         store(b + segment, acc);
