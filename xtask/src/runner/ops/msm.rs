@@ -62,7 +62,7 @@ const GPU_VARIANTS: &[&str] = &[
     "affine-r5",
     "affine-full",
 ];
-const DEFAULT_GPU_VARIANTS: &[&str] = &["auto", "auto-pinned", "auto-pageable", "precompute4"];
+const DEFAULT_GPU_VARIANTS: &[&str] = &["auto", "auto-pinned", "auto-pageable", "precompute4", "affine"];
 
 /// The plan and the input placement ("device", "pinned", "pageable") a GPU variant names.
 fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
