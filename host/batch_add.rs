@@ -232,6 +232,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         };
         let rounds = crate::msm::paying_affine_rounds(TREE_SLICE);
         if trees {
+            // The kernel's extra arguments: affine rounds per slice and the lanes' scratch.
             launch.arg(&rounds).arg(self.tree_scratch.raw_mut());
         }
         launch.arg(self.lane_sums.raw_mut());

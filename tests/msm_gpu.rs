@@ -109,8 +109,10 @@ fn check<C: Curve>(
     match config.accumulation {
         Accumulation::Xyzz => assert_eq!(plan.affine_rounds, 0, "{what}: XYZZ accumulation"),
         Accumulation::Affine { rounds } => {
-            assert_eq!(plan.affine_rounds, rounds.unwrap_or(plan.affine_rounds).max(1), "{what}: affine rounds");
             assert!(plan.affine_rounds >= 1, "{what}: affine accumulation without rounds");
+            if let Some(r) = rounds {
+                assert_eq!(plan.affine_rounds, r.max(1), "{what}: affine rounds");
+            }
         }
     }
 }
@@ -193,8 +195,8 @@ fn g2_edge_cases_precomputed() {
 
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
 /// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks), affine accumulation (1..=9
-/// rounds or the plan's choice) and (device bases only) 2..=4 precomputed copies (when `precompute`; the G2 sweep draws none, `g2_edge_cases_precomputed` and
-/// `g2_precomputed_bases` cover G2 copies).
+/// rounds or the plan's choice) and (device bases only) 2..=4 precomputed copies (when `precompute`; the G2
+/// sweep draws none, `g2_edge_cases_precomputed` and `g2_precomputed_bases` cover G2 copies).
 fn random_sweep<T, C>(name: &str, draws: usize, precompute: bool)
 where
     T: CurveUnderTest,
