@@ -21,7 +21,7 @@
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, TREE_SLICE, WINDOW};
+use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, WINDOW};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
@@ -61,16 +61,7 @@ pub enum Method {
     /// the list is large, then XYZZ on what is left. Only for whole, single sets without a bitmap; other
     /// calls fall back to [`Method::Xyzz`].
     Affine,
-    /// Every lane sums 256-point slices of its set as trees of affine additions inside the lane (one
-    /// inversion per tree level and slice, the MSM's affine accumulation), then adds the slices' sums in
-    /// XYZZ: one launch, any sets, with or without a bitmap. Scratch: 320 points per lane (about one wave of
-    /// lanes per set); when that would pass [`AFFINE_TREES_SCRATCH_BYTES`] (very many sets) it falls back to
-    /// [`Method::Xyzz`].
-    AffineTrees,
 }
-
-/// Most scratch [`Method::AffineTrees`] allocates.
-pub const AFFINE_TREES_SCRATCH_BYTES: usize = 2 << 30;
 
 /// Checks a bitmap of `words` 32-bit words covers `points` points.
 pub(crate) fn check_bitmap(words: usize, points: usize) -> Result<()> {
@@ -106,9 +97,6 @@ pub struct BatchAdder<'g, C: Curve> {
     method: Method,
     accumulate: CudaFunction,
     affine_level: CudaFunction,
-    affine_trees: CudaFunction,
-    /// Lists and prefix products of [`Method::AffineTrees`] (empty otherwise).
-    tree_scratch: DeviceBuffer<C::Affine>,
     /// Per-thread XYZZ sums.
     lane_sums: DeviceBuffer<u8>,
     /// Reduces the lane sums to one point per set.
@@ -136,30 +124,15 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
         let accumulate = gpu.function(&name("accumulate"))?;
         let affine_level = gpu.function(&name("affine_level"))?;
-        let affine_trees = gpu.function(&name("affine_trees"))?;
 
-        // One wave of warps over all sets, but no more warps per set than the longest set has windows (slices
-        // for the trees).
+        // One wave of warps over all sets, but no more warps per set than the longest set has windows.
+        let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
+        let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
         let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        let one_wave = |kernel: &CudaFunction, per_warp: usize| -> Result<u32> {
-            let per_sm = kernel.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
-            let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
-            let blocks = resident.div_ceil(sets.max(1)).min(longest.div_ceil(per_warp)).max(1);
-            u32::try_from(blocks).map_err(|_| Error::SizeOverflow("grid".into()))
-        };
-        let tree_blocks = one_wave(&affine_trees, (TREE_SLICE * ACCUMULATE_BLOCK) as usize)?;
-        let tree_points = tree_blocks as usize * ACCUMULATE_BLOCK as usize * sets * TREE_SLICE as usize * 5 / 4;
-        let method = match method {
-            Method::Affine if sets != 1 => Method::Xyzz,
-            Method::AffineTrees if tree_points * size_of::<C::Affine>() > AFFINE_TREES_SCRATCH_BYTES => Method::Xyzz,
-            m => m,
-        };
-        let affine = method == Method::Affine;
-        let blocks_per_set = match method {
-            Method::AffineTrees => tree_blocks,
-            Method::Affine => one_wave(&accumulate, WINDOW as usize)?.min(affine_levels::<C>(longest, gpu).1.div_ceil(WINDOW as usize).max(1) as u32),
-            Method::Xyzz => one_wave(&accumulate, WINDOW as usize)?,
-        };
+        let affine = method == Method::Affine && sets == 1;
+        let accumulated = if affine { affine_levels::<C>(longest, gpu).1 } else { longest };
+        let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
+        let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
 
         let per_set = blocks_per_set as usize * ACCUMULATE_BLOCK as usize;
         let lane_sums = gpu.alloc_zeroed::<u8>(per_set * sets.max(1) * C::XYZZ_BYTES)?;
@@ -171,14 +144,11 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             [gpu.alloc_zeroed::<C::Affine>(0)?, gpu.alloc_zeroed::<C::Affine>(0)?]
         };
         let offsets_u32: Vec<u32> = set_offsets.iter().map(|&o| o as u32).collect();
-        let tree_scratch = gpu.alloc_zeroed(if method == Method::AffineTrees { tree_points } else { 0 })?;
         Ok(BatchAdder {
             gpu,
-            method,
+            method: if affine { Method::Affine } else { Method::Xyzz },
             accumulate,
             affine_level,
-            affine_trees,
-            tree_scratch,
             lane_sums,
             sums,
             levels,
@@ -191,8 +161,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         })
     }
 
-    /// The method in use ([`Method::Affine`] falls back to XYZZ for several sets, [`Method::AffineTrees`] when
-    /// its scratch would be too large).
+    /// The method in use ([`Method::Affine`] falls back to XYZZ for several sets).
     pub fn method(&self) -> Method {
         self.method
     }
@@ -216,31 +185,23 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             return self.enqueue_affine(points);
         }
 
-        // 1. Per-thread sums.
+        // 1. Per-thread XYZZ sums.
         let null = 0u64;
         let cfg = LaunchConfig {
             grid_dim: (self.blocks_per_set, sets, 1),
             block_dim: (ACCUMULATE_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let trees = self.method == Method::AffineTrees;
-        let mut launch = stream.launch_builder(if trees { &self.affine_trees } else { &self.accumulate });
+        let mut launch = stream.launch_builder(&self.accumulate);
         launch.arg(points.raw()).arg(self.offsets.raw());
         match bitmap {
             Some(b) => launch.arg(b.raw()),
             None => launch.arg(&null),
         };
-        let rounds = crate::msm::paying_affine_rounds(TREE_SLICE);
-        if trees {
-            // The kernel's extra arguments: affine rounds per slice and the lanes' scratch.
-            launch.arg(&rounds).arg(self.tree_scratch.raw_mut());
-        }
         launch.arg(self.lane_sums.raw_mut());
-        // SAFETY: batch_add_{C}_accumulate / _affine_trees: grid (blocks_per_set, sets) of 32-thread blocks;
-        // offsets holds sets + 1 checked entries within the point buffer (< 2^31 points); the bitmap covers
-        // every point (checked) or is null; lane_sums holds blocks_per_set · 32 · sets XYZZ points; the trees'
-        // scratch holds blocks_per_set · 32 · sets · TREE_SLICE · 5/4 points (allocated for this shape and
-        // used by one launch at a time on this stream); nothing aliases.
+        // SAFETY: batch_add_{C}_accumulate: grid (blocks_per_set, sets) of 32-thread blocks; offsets holds
+        // sets + 1 checked entries within the point buffer (< 2^31 points); the bitmap covers every point
+        // (checked) or is null; lane_sums holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
         unsafe { launch.launch(cfg) }?;
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)

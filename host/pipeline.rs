@@ -191,8 +191,6 @@ pub struct PartitionConfig {
     /// Expected fraction of an assignment's scalars that are neither 0 nor 1 (sizes the tail MSMs' window;
     /// any fraction up to 1 works).
     pub tail_fraction: f64,
-    /// How the queries' batch additions sum their points.
-    pub batch_add: Method,
 }
 
 impl Default for PartitionConfig {
@@ -203,7 +201,6 @@ impl Default for PartitionConfig {
             h_msm: MsmConfig::default(),
             tail_msm: MsmConfig::default(),
             tail_fraction: 0.1,
-            batch_add: Method::Xyzz,
         }
     }
 }
@@ -539,7 +536,7 @@ struct QueryEngine<'g, C: Curve> {
 impl<'g, C: Curve> QueryEngine<'g, C> {
     fn new(gpu: &'g Gpu, len: usize, config: &PartitionConfig) -> Result<Self> {
         let plan = tail_plan(len, config)?;
-        Ok(QueryEngine { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? })
+        Ok(QueryEngine { adder: BatchAdder::new(gpu, len, &[0, len], Method::Xyzz)?, msm: Msm::new(gpu, plan)? })
     }
 
     /// Queues the batch addition and the tail MSM (two phases).

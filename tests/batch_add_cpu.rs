@@ -1,6 +1,6 @@
 //! Batch addition on the CPU: the kernels' algorithm replayed on the host (`zkgpu_kernels::batch_add::model`:
 //! the same lane programs, windows, trees and affine levels the GPU runs) and the host crate's CPU reference,
-//! both against plain blstrs sums; the model runs the XYZZ lanes and the affine-tree lanes. Edge cases: empty sets, one point, identity points, `P + (−P)`, the same
+//! both against plain blstrs sums. Edge cases: empty sets, one point, identity points, `P + (−P)`, the same
 //! point twice (a doubling inside an addition), random bitmaps, odd sizes, unaligned set starts.
 mod common;
 
@@ -30,29 +30,10 @@ fn naive_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>) ->
     acc
 }
 
-/// How the model sums a set: XYZZ lanes in `blocks` one-warp blocks, or `lanes` affine-tree lanes with
-/// `rounds` rounds.
-#[derive(Clone, Copy, Debug)]
-enum ModelMethod {
-    Xyzz { blocks: u32 },
-    Trees { lanes: u32, rounds: u32 },
-}
-
-const METHODS: [ModelMethod; 5] = [
-    ModelMethod::Xyzz { blocks: 1 },
-    ModelMethod::Xyzz { blocks: 3 },
-    ModelMethod::Xyzz { blocks: 8 },
-    ModelMethod::Trees { lanes: 1, rounds: 9 },
-    ModelMethod::Trees { lanes: 3, rounds: 2 },
-];
-
-/// The model's result for one set at `points[first..]` of a larger bitmap.
-fn model_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>, first: usize, method: ModelMethod) -> C::Projective {
+/// The model's result for one set at `points[first..]` of a larger bitmap, `blocks` one-warp blocks.
+fn model_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>, first: usize, blocks: u32) -> C::Projective {
     let ours: Vec<Affine<C::Field>> = points.iter().map(cast).collect();
-    let lane_sums = match method {
-        ModelMethod::Xyzz { blocks } => model::accumulate(&ours, bitmap, first as u32, blocks, 32),
-        ModelMethod::Trees { lanes, rounds } => model::affine_trees(&ours, bitmap, first as u32, lanes, rounds),
-    };
+    let lane_sums = model::accumulate(&ours, bitmap, first as u32, blocks, 32);
     // The GPU's reduce kernels regroup partials (any grouping is the same sum); finish as the GPU does.
     cast(&model::finish(&lane_sums, 64))
 }
@@ -64,34 +45,32 @@ where
 {
     let mut rng = seeded_rng(name);
     for n in [0usize, 1, 2, 3, 31, 32, 33, 64, 65, 100, 257, 700] {
-        for method in METHODS {
+        for blocks in [1u32, 3, 8] {
             let points = edge_points::<C>(&mut rng, n, 8);
             let bitmap = random_bitmap(&mut rng, n + 64);
             let expected_all = naive_sum::<C>(&points, None);
-            assert_eq!(model_sum::<C>(&points, None, 0, method), expected_all, "n = {n}, {method:?}, all");
+            assert_eq!(model_sum::<C>(&points, None, 0, blocks), expected_all, "n = {n}, {blocks} blocks, all");
             // The set starts at an unaligned bit of a longer bitmap (as a later set of a multi-set launch).
             for first in [0usize, 5, 32, 37] {
                 let shifted: Vec<u32> = (0..n.div_ceil(32)).map(|w| selection_word(Some(|k: usize| bitmap[k]), first as u32, n as u32, w as u32)).collect();
                 let expected = naive_sum::<C>(&points, Some(&shifted));
                 assert_eq!(
-                    model_sum::<C>(&points, Some(&bitmap), first, method),
+                    model_sum::<C>(&points, Some(&bitmap), first, blocks),
                     expected,
-                    "n = {n}, {method:?}, bitmap from bit {first}"
+                    "n = {n}, {blocks} blocks, bitmap from bit {first}"
                 );
             }
         }
     }
-    for method in METHODS {
-        // Every point the same: lanes double inside mixed additions, the trees double equal partials.
-        let p = distinct_points::<C>(&mut rng, 1)[0];
-        let same = vec![p; 300];
-        assert_eq!(model_sum::<C>(&same, None, 0, method), naive_sum::<C>(&same, None), "300 equal points, {method:?}");
-        // P, −P pairs everywhere: the sum is the identity.
-        let mut cancel = distinct_points::<C>(&mut rng, 150);
-        let negs: Vec<_> = cancel.iter().map(|p| -*p).collect();
-        cancel.extend(negs);
-        assert!(bool::from(model_sum::<C>(&cancel, None, 0, method).is_identity()), "P + (-P) pairs, {method:?}");
-    }
+    // Every point the same: lanes double inside mixed additions, the trees double equal partials.
+    let p = distinct_points::<C>(&mut rng, 1)[0];
+    let same = vec![p; 300];
+    assert_eq!(model_sum::<C>(&same, None, 0, 2), naive_sum::<C>(&same, None), "300 equal points");
+    // P, −P pairs everywhere: the sum is the identity.
+    let mut cancel = distinct_points::<C>(&mut rng, 150);
+    let negs: Vec<_> = cancel.iter().map(|p| -*p).collect();
+    cancel.extend(negs);
+    assert!(bool::from(model_sum::<C>(&cancel, None, 0, 3).is_identity()), "P + (-P) pairs");
 }
 
 #[test]

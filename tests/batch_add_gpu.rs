@@ -86,21 +86,6 @@ fn g2_affine_method_2_22() {
     check_sizes::<G2, TestG2>("g2_affine_method_2_22", &[(1 << 22) + 7], Method::Affine);
 }
 
-/// The affine-tree method: small sizes with edge points (every degenerate pair inside the trees), 2^16 and
-/// 2^20, with and without bitmaps.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_affine_trees_method() {
-    let sizes = [SMALL, &[1 << 20, (1 << 20) + 13]].concat();
-    check_sizes::<G1, TestG1>("g1_affine_trees_method", &sizes, Method::AffineTrees);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_affine_trees_method() {
-    check_sizes::<G2, TestG2>("g2_affine_trees_method", SMALL, Method::AffineTrees);
-}
-
 /// The affine level kernel alone, on every degenerate pair kind and several run lengths.
 fn check_affine_level<C, T>(name: &str)
 where
@@ -141,8 +126,7 @@ fn g2_affine_level_edge_pairs() {
     check_affine_level::<G2, TestG2>("g2_affine_level_edge_pairs");
 }
 
-/// Many independent sums in one launch (XYZZ and affine trees), with empty sets, one-point sets and unaligned
-/// starts.
+/// Many independent sums in one launch, with empty sets, one-point sets and unaligned starts.
 fn check_sets<C, T>(name: &str)
 where
     C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
@@ -162,15 +146,12 @@ where
     let bitmap = random_bitmap(&mut rng, n);
     let device_points = gpu.upload(&points).unwrap();
     let device_bitmap = gpu.upload(&bitmap).unwrap();
-    for method in [Method::Xyzz, Method::AffineTrees] {
-        for (bm, dbm) in [(None, None), (Some(&bitmap[..]), Some(&device_bitmap))] {
-            let expected = batch_add_sets_cpu::<C>(&points, &offsets, bm).unwrap();
-            let got = batch_add_sets::<C>(&gpu, &device_points, &offsets, dbm, method).unwrap();
-            assert_eq!(got.len(), offsets.len() - 1);
-            for s in 0..got.len() {
-                let (lo, hi) = (offsets[s], offsets[s + 1]);
-                assert_eq!(got[s], expected[s], "set {s} ({lo}..{hi}), bitmap: {}, {method:?}", bm.is_some());
-            }
+    for (bm, dbm) in [(None, None), (Some(&bitmap[..]), Some(&device_bitmap))] {
+        let expected = batch_add_sets_cpu::<C>(&points, &offsets, bm).unwrap();
+        let got = batch_add_sets::<C>(&gpu, &device_points, &offsets, dbm, Method::Xyzz).unwrap();
+        assert_eq!(got.len(), offsets.len() - 1);
+        for s in 0..got.len() {
+            assert_eq!(got[s], expected[s], "set {s} ({}..{}), bitmap: {}", offsets[s], offsets[s + 1], bm.is_some());
         }
     }
     // Whole buffer through batch_add on device buffers.

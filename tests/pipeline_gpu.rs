@@ -223,14 +223,14 @@ fn several_jobs_in_flight_two_streams() {
     jobs_in_flight(PartitionConfig::default(), "several_jobs_in_flight_two_streams");
 }
 
-/// Affine accumulation in every MSM and affine-tree batch additions give the same results.
+/// Affine accumulation in every MSM gives the same results.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn several_jobs_in_flight_affine_methods() {
+fn several_jobs_in_flight_affine_msms() {
     let _memory = shared_device_memory();
     let affine = zkgpu::msm::MsmConfig { accumulation: zkgpu::msm::Accumulation::Affine { rounds: None }, ..Default::default() };
-    let config = PartitionConfig { h_msm: affine, tail_msm: affine, batch_add: zkgpu::batch_add::Method::AffineTrees, ..Default::default() };
-    jobs_in_flight(config, "several_jobs_in_flight_affine_methods");
+    let config = PartitionConfig { h_msm: affine, tail_msm: affine, ..Default::default() };
+    jobs_in_flight(config, "several_jobs_in_flight_affine_msms");
 }
 
 #[test]

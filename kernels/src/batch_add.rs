@@ -26,14 +26,7 @@
 //! The host runs a few levels and hands the shrunken list to the XYZZ kernels. Degenerate pairs (an
 //! identity operand, `P + P`, `P + (−P)`) are handled per pair: the doubling uses `λ = 3x²/(2y)` (so its
 //! denominator `2y` joins the same batch), the others get denominator 1 and a direct result.
-//!
-//! # Affine trees (variant `affine-trees`)
-//! Every lane takes 256-point slices of its set ([`TREE_SLICE`]; slices `lane, lane + lanes, …`) and sums the
-//! selected points of each as one run of the MSM's affine accumulation
-//! ([`crate::msm::accumulate_segment_affine`]): halving rounds inside the lane's own scratch, one inversion
-//! per round and slice, XYZZ for the rest; then adds the slices' sums into its XYZZ lane sum, which the
-//! reduce/finish kernels sum as for `xyzz`. The bitmap is read through [`nth_selected`], so bitmaps and many
-//! sets work as for `xyzz`, in one launch and without the levels' memory round trips.
+
 use crate::curve::{Affine, Xyzz};
 use crate::field::{Field, Fr};
 
@@ -256,71 +249,6 @@ pub fn affine_level_run<F: Field>(
     }
 }
 
-/// Windows per slice of the affine-tree method: a lane sums its set's points in slices of
-/// [`TREE_SLICE`] points, each as a tree of affine additions.
-pub const TREE_SLICE_WINDOWS: u32 = 8;
-/// Points per slice of the affine-tree method (a lane's scratch holds this many points plus half as many
-/// prefix products).
-pub const TREE_SLICE: u32 = TREE_SLICE_WINDOWS * WINDOW;
-
-/// The set index of the `pos`-th selected point of windows `[start, end)` (`word_of(window)` gives a window's
-/// selection word; `pos` must be below their selected count).
-#[inline(always)]
-pub fn nth_selected(start: u32, end: u32, word_of: impl Fn(u32) -> u32, mut pos: u32) -> u32 {
-    let mut window = start;
-    while window < end {
-        let word = word_of(window);
-        let count = word.count_ones();
-        if pos < count {
-            return window * WINDOW + nth_set_bit(word, pos);
-        }
-        pos -= count;
-        window += 1;
-    }
-    end * WINDOW
-}
-
-/// One lane of the affine-tree method (variant `affine-trees`): the sum of the selected points of slices
-/// `lane, lane + lanes, …` of a set with `windows` windows. Each slice's selected points are summed as one
-/// run by [`crate::msm::accumulate_segment_affine`] (`rounds` rounds of affine halving sharing one inversion
-/// each, then XYZZ), and the slices' sums are added into the lane's XYZZ sum. `word_of` and `point_at`
-/// (index in set) are the only memory reads besides the scratch.
-#[inline(always)]
-pub fn affine_trees_lane<F: Field, S: crate::msm::AffineScratch<F>>(
-    (lane, lanes): (u32, u32),
-    windows: u32,
-    word_of: impl Fn(u32) -> u32,
-    point_at: impl Fn(u32) -> Affine<F>,
-    point_x_at: impl Fn(u32) -> F,
-    rounds: u32,
-    scratch: &mut S,
-) -> Xyzz<F> {
-    let mut acc = Xyzz::<F>::IDENTITY;
-    let mut slice = lane;
-    while slice * TREE_SLICE_WINDOWS < windows {
-        let start = slice * TREE_SLICE_WINDOWS;
-        let end = (start + TREE_SLICE_WINDOWS).min(windows);
-        let mut count = 0;
-        let mut window = start;
-        while window < end {
-            count += word_of(window).count_ones();
-            window += 1;
-        }
-        if count > 0 {
-            let select = |pos: u32| nth_selected(start, end, &word_of, pos);
-            let (point, point_x) = (|pos: u32| point_at(select(pos)), |pos: u32| point_x_at(select(pos)));
-            let mut sum = Xyzz::<F>::IDENTITY;
-            let one_run = |b: u32| if b == 0 { 0 } else { count };
-            crate::msm::accumulate_segment_affine(0, (0, count), 1, one_run, point, point_x, rounds, scratch, |_, s| {
-                sum = s
-            });
-            acc = combine(&acc, &sum);
-        }
-        slice += lanes;
-    }
-    acc
-}
-
 /// `acc + other` for the shared-memory trees (general XYZZ addition, 12M + 2S).
 #[inline(always)]
 pub fn combine<F: Field>(acc: &Xyzz<F>, other: &Xyzz<F>) -> Xyzz<F> {
@@ -382,19 +310,6 @@ pub mod model {
             .map(|t| partials.iter().skip(t).step_by(block as usize).fold(Xyzz::IDENTITY, |a, p| combine(&a, p)))
             .collect();
         tree(accs).to_jacobian()
-    }
-
-    /// The affine-tree kernel for one set: `lanes` lanes, each with its own scratch; returns the lane sums.
-    pub fn affine_trees<F: Field>(points: &[Affine<F>], bitmap: Option<&[u32]>, first: u32, lanes: u32, rounds: u32) -> Vec<Xyzz<F>> {
-        let set_len = points.len() as u32;
-        let word_of = |w| selection_word(bitmap.map(|b| move |k: usize| b[k]), first, set_len, w);
-        (0..lanes)
-            .map(|lane| {
-                let mut scratch = crate::msm::model::Scratch::new(TREE_SLICE);
-                let (point, point_x) = (|i: u32| points[i as usize], |i: u32| points[i as usize].x);
-                affine_trees_lane((lane, lanes), set_len.div_ceil(WINDOW), word_of, point, point_x, rounds, &mut scratch)
-            })
-            .collect()
     }
 
     /// One affine level with runs of `run` pairs per thread.

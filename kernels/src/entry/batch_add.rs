@@ -8,19 +8,14 @@
 //!   `blockDim.x · size_of(Xyzz)`; strided sums then a block tree, one XYZZ partial per block;
 //! - `batch_add_{C}_finish(input, in_per_set, out)`: the same with grid `(1, sets)`, writing `out[set]` as
 //!   Jacobian;
-//! - `batch_add_{C}_affine_trees(points, set_offsets, bitmap, rounds, scratch, lane_sums)`: grid
-//!   `(lanes / block, sets)`; one sum per lane over 256-point slices, each an affine tree (method
-//!   `AffineTrees`);
 //! - `batch_add_{C}_affine_level(input, n, output)`: one affine halving level; thread `t` of `T` takes pairs
 //!   `t, t + T, …` (coalesced) and shares one inversion over them.
 //!
 //! Scalar split (for provers; `blstrs::Scalar` bytes): `batch_add_classify_scalars`,
 //! `batch_add_count_chunks`, `batch_add_compact_indices`.
 use crate::batch_add::{
-    ScalarClass, TREE_SLICE, WINDOW, accumulate_lane, affine_level_run, affine_trees_lane, classify_scalar, combine,
-    selection_word, window_range,
+    ScalarClass, WINDOW, accumulate_lane, affine_level_run, classify_scalar, combine, selection_word, window_range,
 };
-use super::msm::ScratchColumn;
 use crate::curve::{Affine, Jacobian, Xyzz, outlined};
 use crate::device::{
     FULL_MASK, SharedArena, SharedSlice, atomic::atomic_add_u32, ballot, block_dim_x, block_idx, grid_dim,
@@ -100,41 +95,6 @@ unsafe fn accumulate<F: Field>(
     let thread = block.x as usize * block_dim_x() as usize + thread_idx_x() as usize;
     // SAFETY: lane_sums holds per_set entries per set; this thread owns entry set * per_set + thread.
     unsafe { lane_sums.add(set * per_set + thread).write(acc) };
-}
-
-/// Body of `batch_add_{C}_affine_trees`.
-///
-/// # Safety
-/// See the kernels' docs.
-#[inline(always)]
-unsafe fn affine_trees<F: Field>(
-    points: *const Affine<F>,
-    set_offsets: *const u32,
-    bitmap: *const u32,
-    rounds: u32,
-    scratch: *mut Affine<F>,
-    lane_sums: *mut Xyzz<F>,
-) {
-    let (block, grid) = (block_idx(), grid_dim());
-    let set = block.y as usize;
-    // SAFETY: set < sets, and set_offsets holds sets + 1 entries.
-    let (first, last) = unsafe { (*set_offsets.add(set), *set_offsets.add(set + 1)) };
-    let set_len = last.saturating_sub(first);
-    let lanes = grid.x * block_dim_x();
-    let lane = block.x * block_dim_x() + thread_idx_x();
-    let column = set * lanes as usize + lane as usize;
-    let mut scratch = ScratchColumn::new(scratch, column, lanes as usize * grid.y as usize, TREE_SLICE);
-    // SAFETY (closures): selection_word only asks for bitmap words holding bits of [first, last), which the
-    // caller guarantees exist; points are asked for by selected index < set_len (bits are masked to the set).
-    let word_at = |k: usize| unsafe { *bitmap.add(k) };
-    let bitmap_words = if bitmap.is_null() { None } else { Some(word_at) };
-    let word_of = |w: u32| selection_word(bitmap_words, first, set_len, w);
-    let point = |i: u32| unsafe { *points.add(first as usize + i as usize) };
-    let point_x = |i: u32| unsafe { (*points.add(first as usize + i as usize)).x };
-    let windows = set_len.div_ceil(WINDOW);
-    let acc = affine_trees_lane((lane, lanes), windows, word_of, point, point_x, rounds, &mut scratch);
-    // SAFETY: lane_sums holds lanes entries per set; this thread owns entry set · lanes + lane.
-    unsafe { lane_sums.add(column).write(acc) };
 }
 
 /// Block `b` of set `s` sums entries `k ≡ b·B + t (mod out_per_set·B)` of the set's `in_per_set` inputs.
@@ -241,7 +201,7 @@ unsafe fn expand<F: Field>(seeds: *const Jacobian<F>, step: *const Affine<F>, ru
 }
 
 macro_rules! batch_add_kernels {
-    ($field:ty, $accumulate:ident, $reduce:ident, $finish:ident, $affine_level:ident, $affine_trees:ident, $expand:ident, $curve:literal) => {
+    ($field:ty, $accumulate:ident, $reduce:ident, $finish:ident, $affine_level:ident, $expand:ident, $curve:literal) => {
         #[doc = concat!("Benchmark inputs: `out[t·run + j] = seeds[t] + j·step` (", $curve, "; seeds Jacobian, rest affine).")]
         ///
         /// # Safety
@@ -312,27 +272,6 @@ macro_rules! batch_add_kernels {
             unsafe { finish(input, in_per_set, out) }
         }
 
-        #[doc = concat!("Per-thread sums of the ", $curve, " point sets by affine trees over slices (see [`crate::batch_add`]).")]
-        ///
-        /// # Safety
-        /// Grid `(lanes / blockDim.x, sets)`, 1-D blocks; sets, `set_offsets` and `bitmap` as for the accumulate
-        /// kernel. Thread `t` of block `(b, s)` (lane `l = b · blockDim.x + t`) reads the points and bitmap words
-        /// of its slices of set `s`, uses column `s · lanes + l` of `scratch` (which holds `lanes · sets ·
-        /// TREE_SLICE · 5/4` points: lists, then prefix products; see `ScratchColumn`) and writes
-        /// `lane_sums[s · lanes + l]` (`lanes · sets` entries). No aliasing; `scratch` is this launch's alone.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $affine_trees(
-            points: *const Affine<$field>,
-            set_offsets: *const u32,
-            bitmap: *const u32,
-            rounds: u32,
-            scratch: *mut Affine<$field>,
-            lane_sums: *mut Xyzz<$field>,
-        ) {
-            // SAFETY: forwarded to the caller.
-            unsafe { affine_trees(points, set_offsets, bitmap, rounds, scratch, lane_sums) }
-        }
-
         #[doc = concat!("One affine halving level over ", $curve, " points: `output[i] = input[2i] + input[2i+1]`.")]
         ///
         /// # Safety
@@ -349,8 +288,8 @@ macro_rules! batch_add_kernels {
     };
 }
 
-batch_add_kernels!(Fq, batch_add_g1_accumulate, batch_add_g1_reduce, batch_add_g1_finish, batch_add_g1_affine_level, batch_add_g1_affine_trees, batch_add_g1_expand, "G1");
-batch_add_kernels!(Fq2, batch_add_g2_accumulate, batch_add_g2_reduce, batch_add_g2_finish, batch_add_g2_affine_level, batch_add_g2_affine_trees, batch_add_g2_expand, "G2");
+batch_add_kernels!(Fq, batch_add_g1_accumulate, batch_add_g1_reduce, batch_add_g1_finish, batch_add_g1_affine_level, batch_add_g1_expand, "G1");
+batch_add_kernels!(Fq2, batch_add_g2_accumulate, batch_add_g2_reduce, batch_add_g2_finish, batch_add_g2_affine_level, batch_add_g2_expand, "G2");
 
 /// Classifies scalars for a prover: bit `i` of `ones` is set when `scalars[i] == 1`, of `others` when it is
 /// neither 0 nor 1 (its point goes to the MSM).

@@ -236,19 +236,18 @@ unsafe fn accumulate<F: Field>(
 }
 
 /// One affine thread's column of a launch's scratch: list element `i` of thread `u` at `list[i · threads + u]`,
-/// prefix product `k` at `prefix[k · threads + u]`, so a warp's accesses to one element are contiguous. Used
-/// by the MSM's and batch addition's affine kernels.
-pub(super) struct ScratchColumn<F> {
-    pub list: *mut Affine<F>,
-    pub prefix: *mut F,
-    pub threads: usize,
+/// prefix product `k` at `prefix[k · threads + u]`, so a warp's accesses to one element are contiguous.
+struct ScratchColumn<F> {
+    list: *mut Affine<F>,
+    prefix: *mut F,
+    threads: usize,
 }
 
 impl<F: Field> ScratchColumn<F> {
     /// Thread `u`'s column of `threads` columns of `len` list points each, the prefix products after the lists
     /// (`scratch` holds `threads · len · 5/4` points).
     #[inline(always)]
-    pub fn new(scratch: *mut Affine<F>, u: usize, threads: usize, len: u32) -> Self {
+    fn new(scratch: *mut Affine<F>, u: usize, threads: usize, len: u32) -> Self {
         let prefix = scratch.wrapping_add(threads * len as usize).cast::<F>();
         ScratchColumn { list: scratch.wrapping_add(u), prefix: prefix.wrapping_add(u), threads }
     }

@@ -161,8 +161,8 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
         match (target, self.half) {
-            (Target::Gpu, false) => &["xyzz", "affine", "affine-trees"],
-            (Target::Gpu, true) => &["xyzz", "affine-trees"],
+            (Target::Gpu, false) => &["xyzz", "affine"],
+            (Target::Gpu, true) => &["xyzz"],
             (Target::Cpu, _) => &["blstrs"],
         }
     }
@@ -173,9 +173,8 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
-        let first = if variant == "affine-trees" { "affine_trees" } else { "accumulate" };
         let mut names: Vec<String> =
-            [first, "reduce", "finish"].iter().map(|k| format!("batch_add_{}_{k}", C::STEM)).collect();
+            ["accumulate", "reduce", "finish"].iter().map(|k| format!("batch_add_{}_{k}", C::STEM)).collect();
         if variant == "affine" {
             names.push(format!("batch_add_{}_affine_level", C::STEM));
         }
@@ -193,12 +192,8 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
         let bits = bitmap(n, self.half, opts.seed ^ log_n as u64);
         let expected = expected_sum::<C>(&inp, n, bits.as_deref());
         match (gpu, variant) {
-            (Some(gpu), "xyzz" | "affine" | "affine-trees") => {
-                let method = match variant {
-                    "affine" => Method::Affine,
-                    "affine-trees" => Method::AffineTrees,
-                    _ => Method::Xyzz,
-                };
+            (Some(gpu), "xyzz" | "affine") => {
+                let method = if variant == "affine" { Method::Affine } else { Method::Xyzz };
                 let points = generate_on_gpu::<C>(gpu, &inp, n)?;
                 let bitmap = bits.as_deref().map(|b| gpu.upload(b)).transpose()?;
                 let adder = BatchAdder::<C>::new(gpu, n, &[0, n], method)?;

@@ -16,9 +16,7 @@
 //! - `pageable-2stream`: inputs in ordinary `Vec`s (the driver stages them);
 //! - `pinned-2stream-2gpu`: two engines on GPUs 0 and 1, jobs alternating (in the default sweep only when
 //!   two GPUs are visible);
-//! - `pinned-2stream-g2`: the baseline plus the B_G2 query;
-//! - `pinned-2stream-affine`: the baseline with affine accumulation in the H and tail MSMs and the affine-tree
-//!   batch additions.
+//! - `pinned-2stream-g2`: the baseline plus the B_G2 query.
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -42,15 +40,13 @@ use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::Instant;
-use zkgpu::batch_add::{G1, G2, Method};
-use zkgpu::msm::Accumulation;
+use zkgpu::batch_add::{G1, G2};
 use zkgpu::pipeline::{AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode, combine_gpus, split_assignment};
 use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::profile::PhaseReport;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
-const GPU_VARIANTS: &[&str] =
-    &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu", "pinned-2stream-g2", "pinned-2stream-affine"];
+const GPU_VARIANTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu", "pinned-2stream-g2"];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
 /// Jobs per timed run.
@@ -65,14 +61,11 @@ struct Variant {
     streams: StreamMode,
     gpus: usize,
     g2: bool,
-    /// Affine accumulation in every MSM and affine trees in the batch additions.
-    affine: bool,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
-    let base = Variant { pinned: true, streams: StreamMode::Two, gpus: 1, g2: false, affine: false };
+    let base = Variant { pinned: true, streams: StreamMode::Two, gpus: 1, g2: false };
     Some(match v {
-        "pinned-2stream-affine" => Variant { affine: true, ..base },
         "pinned-2stream" => base,
         "pinned-1stream" => Variant { streams: StreamMode::One, ..base },
         "pageable-2stream" => Variant { pinned: false, ..base },
@@ -394,13 +387,7 @@ impl<'g> GpuCase<'g> {
         let mut lens = vec![n];
         lens.extend(g2_len);
         let data = host_data(n, &lens, seed)?;
-        let mut config = PartitionConfig { streams: variant.streams, ..PartitionConfig::default() };
-        if variant.affine {
-            let affine = Accumulation::Affine { rounds: None };
-            config.h_msm.accumulation = affine;
-            config.tail_msm.accumulation = affine;
-            config.batch_add = Method::AffineTrees;
-        }
+        let config = PartitionConfig { streams: variant.streams, ..PartitionConfig::default() };
         let mut engines = Vec::new();
         for g in &gpus {
             let mut srs = PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?;
@@ -610,7 +597,6 @@ mod tests {
         }
         assert_eq!(parse_variant("pinned-2stream-2gpu").map(|v| v.gpus), Some(2));
         assert_eq!(parse_variant("pinned-1stream").map(|v| v.streams), Some(StreamMode::One));
-        assert_eq!(parse_variant("pinned-2stream-affine").map(|v| (v.affine, v.gpus)), Some((true, 1)));
         assert!(parse_variant("blstrs").is_none());
     }
 
