@@ -219,6 +219,32 @@ mod mul_variants {
     mul_variant_tests!(fq, Fq);
 }
 
+/// `fq::ptx::MUL_ADD_MUL` (`a·b + c·d` with one Montgomery reduction, behind `Fq::mul_sub_mul` on the GPU) run
+/// by the host interpreter against blstrs: the edge-case cross product and seeded random values regrouped into
+/// quadruples, plus every operand at the raw limbs `p − 1` (the largest running value the bounds allow).
+#[test]
+fn fq_mul_add_mul_matches_blstrs() {
+    use zkgpu_kernels::field::fq::ptx;
+    use zkgpu_kernels::field::Field as _;
+    let mut rng = common::seeded_rng("fq::mul_add_mul");
+    let (a, b) = test_inputs::<Fq>(&mut rng, RANDOM_PAIRS);
+    let (a, b): (Vec<Fq>, Vec<Fq>) = (a.iter().map(Fq::from_ref).collect(), b.iter().map(Fq::from_ref).collect());
+    let mut p_minus_1 = Fq::MODULUS;
+    p_minus_1[0] -= 1;
+    let top = Fq::from_limbs(p_minus_1);
+    let n = a.len();
+    let mut quads: Vec<[Fq; 4]> = (0..n).map(|i| [a[i], b[i], a[(7 * i + 3) % n], b[(13 * i + 5) % n]]).collect();
+    quads.push([top; 4]);
+    quads.push([top, top, top, Fq::ZERO]);
+    for [w, x, y, z] in quads {
+        let want = w.to_ref() * x.to_ref() + y.to_ref() * z.to_ref();
+        let got = ptx::mul_add_mul_emulated(&w.limbs(), &x.limbs(), &y.limbs(), &z.limbs()).unwrap();
+        assert_eq!(Fq::from_limbs(got).to_ref(), want, "{w:?}·{x:?} + {y:?}·{z:?}");
+        assert!(less_limbs(&got, &Fq::MODULUS), "canonical output");
+        assert_eq!(w.mul_sub_mul(&x, &y, &z).to_ref(), w.to_ref() * x.to_ref() - y.to_ref() * z.to_ref());
+    }
+}
+
 /// `Fq2::mul_lowreg` (the reordered Karatsuba) against blstrs on edge cases and seeded random pairs.
 #[test]
 fn fq2_mul_lowreg_matches_blstrs() {

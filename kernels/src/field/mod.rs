@@ -41,6 +41,12 @@ pub trait Field: Copy + Clone + PartialEq + Eq + core::fmt::Debug + Sized + 'sta
     fn neg(&self) -> Self;
     fn double(&self) -> Self;
     fn square(&self) -> Self;
+    /// `self·b − c·d`. Fq overrides it with one Montgomery reduction for both products on the GPU (the `Y3`
+    /// of every XYZZ addition and doubling has this shape).
+    #[inline(always)]
+    fn mul_sub_mul(&self, b: &Self, c: &Self, d: &Self) -> Self {
+        self.mul(b).sub(&c.mul(d))
+    }
     /// Multiplicative inverse; `inverse(0) = 0` so callers need no branch (batch inversion, identity points).
     fn inverse(&self) -> Self;
     fn is_zero(&self) -> bool;

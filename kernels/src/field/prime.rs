@@ -7,17 +7,21 @@
 /// and the generated `ptx` submodule holds the texts and the functions running them. `inv_from` says where the
 /// default multiplication and squaring take -p⁻¹ mod 2³² from: `imm` (an immediate) or `constbank` (a
 /// constant-bank word ptxas cannot see through; see `ptx_load_inv` in [`crate::field::asm`]).
+/// `sum_of_products: true` gives the field a one-reduction [`crate::field::Field::mul_sub_mul`] on the GPU
+/// (`ptx::mul_add_mul`; needs `inv_from: imm` and a modulus below `R/2` with room in the accumulators, see
+/// `ptx_mont_sop_text`).
 macro_rules! prime_field {
     (
         $(#[$meta:meta])*
         $name:ident, limbs: $n:literal, tables: $tables:ident,
-        modulus: [$($p:literal)*], inv: $inv:literal, inv_from: $inv_from:ident,
+        modulus: [$($p:literal)*], inv: $inv:literal, inv_from: $inv_from:ident, sum_of_products: $sop:ident,
         r: [$($r:literal)*], r2: [$($r2:literal)*]
     ) => {
         /// The PTX carry chains of this field, generated from its modulus (see [`crate::field::asm`]).
         pub mod ptx {
             use $crate::field::asm::ptx_field;
             $crate::field::asm::$tables!(ptx_field! { modulus: [$($p)*], inv: $inv, inv_from: $inv_from, });
+            $crate::field::prime::prime_field!(@sop_text $sop, $tables, [$($p)*], $inv);
         }
 
         $(#[$meta])*
@@ -215,7 +219,25 @@ macro_rules! prime_field {
             fn is_zero(&self) -> bool {
                 $crate::field::mont::is_zero(&self.0)
             }
+            $crate::field::prime::prime_field!(@sop_method $sop);
         }
     };
+
+    (@sop_text true, $tables:ident, [$($p:literal)*], $inv:literal) => {
+        use $crate::field::asm::ptx_sop;
+        $crate::field::asm::$tables!(ptx_sop! { modulus: [$($p)*], inv: $inv, });
+    };
+    (@sop_text false, $($rest:tt)*) => {};
+    (@sop_method true) => {
+        /// On nvptx64 one Montgomery reduction for both products (`ptx::mul_add_mul` of `self, b, c, −d`).
+        #[inline(always)]
+        fn mul_sub_mul(&self, b: &Self, c: &Self, d: &Self) -> Self {
+            #[cfg(target_arch = "nvptx64")]
+            return Self(ptx::mul_add_mul(&self.0, &b.0, &c.0, &ptx::neg(&d.0)));
+            #[cfg(not(target_arch = "nvptx64"))]
+            return self.mul_portable(b).sub_portable(&c.mul_portable(d));
+        }
+    };
+    (@sop_method false) => {};
 }
 pub(crate) use prime_field;
