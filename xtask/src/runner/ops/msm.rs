@@ -3,8 +3,9 @@
 //! GPU variants name the plan, then (as in the NTT ops) where the inputs are:
 //! - `auto`: `MsmConfig::default()` (the cost model's window, default chunks); the baseline.
 //! - `c12`, `c16`, `c20`: explicit window bits.
-//! - `precompute4`: 4 precomputed copies of the bases (`MsmBases::precompute`, built before timing and not
-//!   timed: a prover's SRS is prepared once), automatic window. Device inputs only.
+//! - `precompute2`, `precompute4`, `precompute8`: 2, 4 or 8 precomputed copies of the bases
+//!   (`MsmBases::precompute`, built before timing and not timed: a prover's SRS is prepared once), automatic
+//!   window. Device inputs only.
 //!
 //! Without a suffix the bases are resident (`MsmBases`) and the scalars on the device (`inputs` "device"):
 //! one run is `Msm::run` timed with CUDA events, from scalars on the device to the normalized result on the
@@ -26,7 +27,7 @@
 //!
 //! Extra JSON fields: `window_bits`, `chunk` (points per chunk), `copies` (precomputed copies, 1 = none),
 //! `peak_bytes` (device memory held during a run: device inputs including the precomputed table, plus
-//! `Msm::device_bytes`, i.e. scratch and host-input staging) and, for `precompute4`, `precompute_ms`.
+//! `Msm::device_bytes`, i.e. scratch and host-input staging) and, for `precomputeK`, `precompute_ms`.
 use super::batch_add::{BenchCurve, Inputs, RUN, generate_on_gpu, inputs};
 use super::ntt::random_scalars;
 use super::{BenchOp, Case, CaseOptions, Target};
@@ -53,7 +54,9 @@ const GPU_VARIANTS: &[&str] = &[
     "c20",
     "c20-pinned",
     "c20-pageable",
+    "precompute2",
     "precompute4",
+    "precompute8",
     "affine",
     "affine-pinned",
     "affine-r1",
@@ -80,7 +83,9 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         "c12" => bits(12),
         "c16" => bits(16),
         "c20" => bits(20),
-        "precompute4" if inputs == "device" => MsmConfig { precompute: 4, ..MsmConfig::default() },
+        "precompute2" | "precompute4" | "precompute8" if inputs == "device" => {
+            MsmConfig { precompute: choice["precompute".len()..].parse().ok()?, ..MsmConfig::default() }
+        }
         // Affine accumulation: the plan's rounds, `-rK` K rounds, `-full` every round.
         "affine" => affine(None),
         "affine-full" => affine(Some(32)),
@@ -387,10 +392,11 @@ mod tests {
         }
         assert_eq!(parse_variant("c16-pinned"), Some((MsmConfig { window_bits: Some(16), ..Default::default() }, "pinned")));
         assert_eq!(parse_variant("precompute4").map(|(c, i)| (c.precompute, i)), Some((4, "device")));
+        assert_eq!(parse_variant("precompute8").map(|(c, i)| (c.precompute, i)), Some((8, "device")));
         let rounds = |v: &str| parse_variant(v).map(|(c, _)| c.accumulation);
         assert_eq!(rounds("affine-r3"), Some(Accumulation::Affine { rounds: Some(3) }));
         assert_eq!(rounds("affine-pinned"), Some(Accumulation::Affine { rounds: None }));
-        for bad in ["precompute4-pinned", "precompute4-pageable", "c13", "auto-device", "blstrs", "affine-r0", "affine-rx"] {
+        for bad in ["precompute4-pinned", "precompute8-pageable", "precompute3", "c13", "auto-device", "blstrs", "affine-r0", "affine-rx"] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
     }
