@@ -360,8 +360,9 @@ fn g2_small_chunks_host_and_device_inputs() {
     chunks_on::<TestG2, G2>("g2_small_chunks_host_and_device_inputs", 10_000);
 }
 
-/// Precomputed bases: 2 and 4 copies with the automatic window and explicit ones, one copy per window
-/// (c = 16, 16 copies: a single virtual window), chunked, with host and device scalars; the table's size.
+/// Precomputed bases: 2, 4 and 8 copies (the bench's `precomputeK` variants) with the automatic window and
+/// explicit ones, one copy per window (c = 16, 16 copies: a single virtual window), chunked, with host and
+/// device scalars; the table's size.
 fn precomputed_on<T, C>(name: &str, n: usize)
 where
     T: CurveUnderTest,
@@ -373,7 +374,7 @@ where
     let bases = distinct_points::<T>(&mut rng, n);
     let scalars = random_scalars(&mut rng, n);
     let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
-    for copies in [2, 4] {
+    for copies in [2, 4, 8] {
         for c in [None, Some(8), Some(16)] {
             for at in [(Device, Device), (Device, Host)] {
                 check::<C>(&gpu, &bases, &scalars, &expected, &config(c, None, copies), at, &format!("{copies} copies, c {c:?}"));
