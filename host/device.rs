@@ -25,6 +25,8 @@ pub struct DeviceInfo {
     pub driver_version: String,
     /// The embedded PTX loaded for it: "sm_90" or "sm_80".
     pub ptx_arch: &'static str,
+    /// How the production module got there: JIT-compiled PTX, or a matching cubin from `$ZKGPU_CUBIN_DIR`.
+    pub module_image: module::ModuleImage,
     /// Largest dynamic shared memory a block may opt in to (bytes); above 48 KiB a kernel needs
     /// [`Gpu::allow_dynamic_shared`].
     pub max_shared_per_block_optin: usize,
@@ -69,6 +71,7 @@ impl Gpu {
         let (major, minor) = ctx.compute_capability()?;
         let compute_capability = (non_negative(major)?, non_negative(minor)?);
         let ptx = module::select_ptx(compute_capability.0, compute_capability.1)?;
+        let (module, module_image) = module::load(&ctx, ptx)?;
         let info = DeviceInfo {
             ordinal,
             name: ctx.name()?,
@@ -77,6 +80,7 @@ impl Gpu {
             total_memory: ctx.total_mem()?,
             driver_version: raw::driver_version_string()?,
             ptx_arch: ptx.arch,
+            module_image,
             max_shared_per_block_optin: non_negative(
                 ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             )? as usize,
@@ -84,7 +88,6 @@ impl Gpu {
                 ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             )?,
         };
-        let module = module::load(&ctx, ptx)?;
         let compute = ctx.new_stream()?;
         let copy = ctx.new_stream()?;
         tracing::info!(name = %info.name, cc = ?info.compute_capability, ptx = info.ptx_arch, "GPU ready");
@@ -149,7 +152,7 @@ impl Gpu {
             return Ok(loaded.as_ref());
         }
         let ptx = module::test_module_for(self.ptx);
-        let loaded = if ptx.is_empty() { None } else { Some(module::load(&self.ctx, ptx)?) };
+        let loaded = if ptx.is_empty() { None } else { Some(module::load(&self.ctx, ptx)?.0) };
         // A concurrent first call may have won the race: either result is the same module.
         Ok(self.test_module.get_or_init(|| loaded).as_ref())
     }

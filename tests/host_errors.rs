@@ -69,6 +69,21 @@ fn ptx_is_chosen_by_compute_capability() {
     }
 }
 
+/// Cubins are looked up by a fingerprint of the exact PTX text (FNV-1a 64, checked on its published vectors),
+/// so a changed module never picks up an old cubin.
+#[test]
+fn cubin_names_follow_the_ptx_text() {
+    use zkgpu::module::{cubin_file_name, ptx_fingerprint};
+    assert_eq!(ptx_fingerprint(""), 0xcbf2_9ce4_8422_2325);
+    assert_eq!(ptx_fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
+    assert_eq!(ptx_fingerprint("foobar"), 0x8594_4171_f739_67e8);
+    let text = zkgpu::PTX_SM90.text().unwrap();
+    let name = cubin_file_name(&zkgpu::PTX_SM90, &text);
+    assert_eq!(name, format!("zkgpu_sm_90-{:016x}.cubin", ptx_fingerprint(&text)));
+    assert_ne!(name, cubin_file_name(&zkgpu::PTX_SM90, &format!("{text}\n")), "one more byte, another cubin");
+    assert!(cubin_file_name(&zkgpu::PTX_SM80, &text).starts_with("zkgpu_sm_80-"));
+}
+
 #[test]
 fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
     assert!(zkgpu::PTX_SOURCE == "built" || zkgpu::PTX_SOURCE == "committed", "PTX_SOURCE = {}", zkgpu::PTX_SOURCE);

@@ -3,7 +3,9 @@
 //!
 //! Contents: `tests/<package>-<target>.gz` (stripped release test binaries; the PTX is embedded, they read no
 //! file of the source tree), `zkgpu-bench.gz` (the bench runner), `ptx/*.ptx.gz` (the modules, for reference
-//! and cuobjdump), `run.sh`. Every binary embeds both PTX modules, which are large and highly repetitive
+//! and cuobjdump), `cubin/*.cubin.gz` (the sm_90 modules assembled by ptxas, named by the fingerprint of the
+//! PTX they came from: `run.sh` points `ZKGPU_CUBIN_DIR` at them, so an H100/H200 skips the driver's JIT,
+//! minutes for the production module), `run.sh`. Every binary embeds both PTX modules, which are large and highly repetitive
 //! text, so the binaries are gzip-compressed (about 15x); `run.sh` unpacks each into a scratch folder just
 //! before running it (needs only bash, gzip and coreutils on the GPU host).
 //! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
@@ -31,6 +33,8 @@ pub fn run(dir: &Path) -> Result<()> {
         gzip(path, &dir.join("ptx").join(format!("{name}.gz")))?;
     }
 
+    assemble_cubins(&built, &dir.join("cubin"))?;
+
     let strip = strip_tool()?;
     let scratch = util::target_dir().join("zkgpu-bundle-scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
@@ -57,6 +61,50 @@ pub fn run(dir: &Path) -> Result<()> {
     }
     eprintln!("xtask: bundle ready: {} ({mib:.1} MiB). On the GPU host: {}/run.sh OUT_DIR", dir.display(), dir.display());
     Ok(())
+}
+
+/// Assembles the sm_90 modules (production and test) with ptxas into `dest`, gzipped, each named as
+/// `zkgpu::module::cubin_file_name` names it: `<stem>-<FNV-1a 64 of the PTX text, 16 hex digits>.cubin`.
+/// The modules are independent, so they are assembled side by side (minutes each on two cores).
+fn assemble_cubins(built: &ptx::BuiltPtx, dest: &Path) -> Result<()> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let ptxas = ptx::ptxas()?;
+    let scratch = util::target_dir().join("zkgpu-bundle-cubin");
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let mut jobs = Vec::new();
+    for (arch, path) in built.files.iter().chain(&built.test_files).filter(|(arch, _)| *arch == "sm_90") {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if text.is_empty() {
+            continue; // the test module is empty when it was not built
+        }
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = format!("{stem}-{:016x}.cubin", ptx_fingerprint(&text));
+        jobs.push((*arch, path.clone(), scratch.join(&name), name));
+    }
+    eprintln!("xtask: assembling {} sm_90 cubin(s) for the bundle", jobs.len());
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(arch, ptx, cubin, _)| {
+                let ptxas = &ptxas;
+                scope.spawn(move || {
+                    util::run(Command::new(ptxas).arg(format!("-arch={arch}")).arg("-o").arg(cubin).arg(ptx))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a ptxas thread panicked".into()))).collect()
+    });
+    for ((_, _, cubin, name), result) in jobs.iter().zip(results) {
+        result?;
+        gzip(cubin, &dest.join(format!("{name}.gz")))?;
+    }
+    Ok(())
+}
+
+/// FNV-1a (64-bit): the same function as `zkgpu::module::ptx_fingerprint` (this binary does not link the host
+/// crate); this file's test and tests/host_errors.rs check both on the published test vectors.
+fn ptx_fingerprint(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Release test executables of the library packages (not xtask), named `<package>-<target>`.
@@ -149,6 +197,13 @@ unpack() { # unpack NAME.gz -> path of the executable
   gzip -dc "$1" >"$dest" && chmod +x "$dest" && echo "$dest"
 }
 
+# The sm_90 cubins (named by the fingerprint of their PTX): the host loads them instead of JIT-compiling.
+mkdir -p "$scratch/cubin"
+for gz in "$here"/cubin/*.cubin.gz; do
+  [ -e "$gz" ] && gzip -dc "$gz" >"$scratch/cubin/$(basename "$gz" .gz)"
+done
+export ZKGPU_CUBIN_DIR="$scratch/cubin"
+
 bench="$(unpack "$here/zkgpu-bench.gz")" || { echo "cannot unpack zkgpu-bench"; exit 1; }
 "$bench" --probe 2>&1 | tee "$out/logs/device.txt"
 skip=()
@@ -193,3 +248,13 @@ if [ "${ZKGPU_SKIP_BENCH:-0}" != 1 ]; then
 fi
 [ "$failed" = 0 ] && [ "$bench_rc" = 0 ]
 "#;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fingerprint_is_fnv1a_64() {
+        assert_eq!(super::ptx_fingerprint(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(super::ptx_fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(super::ptx_fingerprint("foobar"), 0x8594_4171_f739_67e8);
+    }
+}

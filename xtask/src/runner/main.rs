@@ -241,8 +241,12 @@ fn open_gpu(ordinal: usize, fallback: &str) -> Option<Gpu> {
     match opened {
         Ok(gpu) => {
             let i = gpu.info();
+            let image = match i.module_image {
+                zkgpu::module::ModuleImage::Cubin => "loaded from its cubin",
+                zkgpu::module::ModuleImage::Ptx => "JIT-compiled",
+            };
             println!(
-                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver {}, PTX {} ({})",
+                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver {}, PTX {} ({}, {image})",
                 i.ordinal,
                 i.name,
                 i.compute_capability.0,
