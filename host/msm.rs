@@ -13,7 +13,7 @@
 //! - **Scalars** come from the host ([`Scalars::Host`]) or the device ([`Scalars::Device`]).
 //! - **Chunks**: points are processed in chunks (buckets persist across them). With host inputs, the next
 //!   chunk's upload runs on the copy stream while the current chunk computes; device inputs use chunks only
-//!   to bound the scratch memory (2^24 points per chunk by default).
+//!   to bound the scratch memory (2^25 points per chunk by default, 2^24 with affine accumulation).
 //! - **Determinism**: the result is normalized to `Z = 1` on the host (the bucket order inside the GPU sort
 //!   varies from run to run, the point does not), so results are bit-identical run to run.
 //!
@@ -37,7 +37,7 @@
 //! ```
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, window_count};
+use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::batch_add::{XyzzSetSum, reduce_scratch_len};
@@ -50,11 +50,19 @@ use crate::memory::{DeviceBuffer, as_bytes};
 const SCALAR_BLOCK: u32 = 256;
 /// Entries carry the point index in 31 bits (bit 31 is the sign), so a base table holds fewer than 2^31 points.
 const MAX_TABLE_POINTS: usize = 1 << 31;
-/// Points per chunk with device inputs, unless configured: bounds the sort's scratch (4 bytes per entry).
-const DEVICE_CHUNK: usize = 1 << 24;
+/// Points per chunk with device inputs, unless configured: bounds the scratch (8 bytes per entry for the
+/// digits and the sort, the run partials). Every chunk adds a general addition per bucket (the fixup), so
+/// fewer chunks are faster: 2^26 points in 2 chunks took 423 ms on the H200 against 445 ms in 4 (2^24) and
+/// still fit the 16 GB bound with the inputs (tests/msm_cpu.rs). The affine accumulation's extra scratch
+/// (`AFFINE_SCRATCH_BYTES`) keeps it at 2^24 ([`AFFINE_DEVICE_CHUNK`]).
+const DEVICE_CHUNK: usize = 1 << 25;
+/// Points per chunk with device inputs and affine accumulation, unless configured.
+const AFFINE_DEVICE_CHUNK: usize = 1 << 24;
+/// Largest chunk with host inputs (uploads of about a quarter of the points overlap compute).
+const HOST_CHUNK_MAX: usize = 1 << 24;
 /// Chunks with host inputs: about this many, so the first chunk's upload (not overlapped) is a quarter of it.
 const HOST_CHUNKS: usize = 4;
-/// Smallest chunk with host inputs (the largest is `DEVICE_CHUNK`).
+/// Smallest chunk with host inputs (the largest is `HOST_CHUNK_MAX`).
 const HOST_CHUNK_MIN: usize = 1 << 20;
 /// Threads the accumulate stage aims for (a few waves of the ~400 resident G1 threads per SM on 132 SMs).
 const ACCUMULATE_THREADS: usize = 1 << 17;
@@ -82,7 +90,8 @@ const REDUCE_COST: f64 = 5.0;
 pub struct MsmConfig {
     /// Window bits `c` (1..=24); `None`: the cost model's choice for the size (see [`choose_window_bits`]).
     pub window_bits: Option<u32>,
-    /// Points per chunk; `None`: all at once up to 2^24 with device inputs, about a quarter with host inputs.
+    /// Points per chunk; `None`: all at once up to 2^25 with device inputs (2^24 with affine accumulation),
+    /// about a quarter (at most 2^24) with host inputs.
     pub chunk: Option<usize>,
     /// Precomputed copies of the bases (fixed-base precomputation); 0 or 1: none. Device bases made with
     /// [`MsmBases::precompute`] for the same plan must be used.
@@ -163,7 +172,8 @@ impl MsmPlan {
         let chunk = match config.chunk {
             Some(0) => return Err(Error::MsmConfig("a chunk of 0 points".into())),
             Some(chunk) => chunk,
-            None if host_inputs && n > HOST_CHUNK_MIN => n.div_ceil(HOST_CHUNKS).clamp(HOST_CHUNK_MIN, DEVICE_CHUNK),
+            None if host_inputs && n > HOST_CHUNK_MIN => n.div_ceil(HOST_CHUNKS).clamp(HOST_CHUNK_MIN, HOST_CHUNK_MAX),
+            None if matches!(config.accumulation, Accumulation::Affine { .. }) => n.min(AFFINE_DEVICE_CHUNK),
             None => n.min(DEVICE_CHUNK),
         }
         .clamp(1, n.max(1));
@@ -235,6 +245,11 @@ impl MsmPlan {
         threads * (self.seg as usize + self.seg as usize / 4)
     }
 
+    /// Parts of a window the scan kernels cut its buckets into.
+    fn scan_parts(&self) -> usize {
+        self.buckets().div_ceil(SCAN_SPAN as usize)
+    }
+
     /// Reduce shares per virtual window.
     fn shares(&self) -> usize {
         self.buckets().div_ceil(self.reduce_run as usize)
@@ -243,7 +258,7 @@ impl MsmPlan {
     /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
     pub fn scratch_bytes<C: Curve>(&self) -> usize {
         let q = self.virtual_windows as usize;
-        let words = q * (3 * self.buckets() + 1) + q * self.per_window() + self.windows as usize * self.chunk;
+        let words = q * (3 * self.buckets() + 1 + self.scan_parts()) + q * self.per_window() + self.windows as usize * self.chunk;
         let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
         words * 4
             + points * C::XYZZ_BYTES
@@ -393,6 +408,7 @@ fn point_block<C: Curve>() -> u32 {
 /// Kernel handles of one curve.
 struct Kernels {
     count: CudaFunction,
+    scan_sums: CudaFunction,
     scan: CudaFunction,
     scatter: CudaFunction,
     accumulate: CudaFunction,
@@ -410,6 +426,8 @@ pub struct Msm<'g, C: Curve> {
     kernels: Kernels,
     sums: XyzzSetSum<C>,
     counts: DeviceBuffer<u32>,
+    /// The scan's part sums, `q · ⌈buckets / SCAN_SPAN⌉` words.
+    scan_sums: DeviceBuffer<u32>,
     cursors: DeviceBuffer<u32>,
     offsets: DeviceBuffer<u32>,
     sorted: DeviceBuffer<u32>,
@@ -446,6 +464,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         let name = |what: &str| format!("msm_{}_{what}", C::NAME);
         let kernels = Kernels {
             count: gpu.function("msm_count")?,
+            scan_sums: gpu.function("msm_scan_sums")?,
             scan: gpu.function("msm_scan")?,
             scatter: gpu.function("msm_scatter")?,
             accumulate: gpu.function(&name("accumulate"))?,
@@ -463,6 +482,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             kernels,
             sums: XyzzSetSum::new(gpu, plan.shares(), q)?,
             counts: gpu.alloc_zeroed(q * b)?,
+            scan_sums: gpu.alloc_zeroed(q * plan.scan_parts())?,
             cursors: gpu.alloc_zeroed(q * b)?,
             offsets: gpu.alloc_zeroed(q * (b + 1))?,
             sorted: gpu.alloc_zeroed(q * plan.per_window())?,
@@ -604,7 +624,6 @@ impl<'g, C: Curve> Msm<'g, C> {
         let n = scalars.len();
         self.prepare_staging(bases, scalars)?;
         let stream = self.gpu.stream().clone();
-        stream.memset_zeros(self.buckets.raw_mut())?;
         stream.memset_zeros(self.bad_indices.raw_mut())?;
         let chunk = self.plan.chunk;
         let mut first = 0;
@@ -612,7 +631,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         while first < n {
             let len = chunk.min(n - first);
             self.stage(k % 2, bases, scalars, first, len)?;
-            self.enqueue_chunk(k % 2, bases, scalars, first, len)?;
+            self.enqueue_chunk(k % 2, bases, scalars, first, len, k == 0)?;
             first += len;
             k += 1;
         }
@@ -650,7 +669,8 @@ impl<'g, C: Curve> Msm<'g, C> {
     }
 
     /// Queues count, scan, scatter, accumulate and fixup for one chunk on the compute stream.
-    fn enqueue_chunk(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+    /// `first_chunk`: the fixup stores the buckets instead of adding to them (they are not zeroed).
+    fn enqueue_chunk(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize, first_chunk: bool) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
         let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
@@ -688,11 +708,18 @@ impl<'g, C: Curve> Msm<'g, C> {
         // windows · len words; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan invariants).
         launched("msm_count", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
 
-        let cfg = LaunchConfig { grid_dim: (q, 1, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
+        let parts = plan.scan_parts() as u32;
+        let cfg = LaunchConfig { grid_dim: (parts, q, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
+        let mut launch = stream.launch_builder(&self.kernels.scan_sums);
+        launch.arg(self.counts.raw()).arg(&buckets).arg(self.scan_sums.raw_mut());
+        // SAFETY: msm_scan_sums: grid (⌈buckets / SCAN_SPAN⌉, q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of
+        // shared memory; counts holds q · buckets entries, scan_sums q · parts.
+        launched("msm_scan_sums", unsafe { launch.launch(cfg) })?;
         let mut launch = stream.launch_builder(&self.kernels.scan);
-        launch.arg(self.counts.raw()).arg(&buckets).arg(self.offsets.raw_mut()).arg(self.cursors.raw_mut());
-        // SAFETY: msm_scan: grid (q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of shared memory; counts and
-        // cursors hold q · buckets entries, offsets q · (buckets + 1); totals <= len · copies < 2^32.
+        launch.arg(self.counts.raw()).arg(&buckets).arg(self.scan_sums.raw()).arg(self.offsets.raw_mut()).arg(self.cursors.raw_mut());
+        // SAFETY: msm_scan: the same grid (parts <= SCAN_BLOCK since buckets <= 2^23); counts and cursors hold
+        // q · buckets entries, offsets q · (buckets + 1), scan_sums the part sums just written; totals <= len ·
+        // copies < 2^32.
         launched("msm_scan", unsafe { launch.launch(cfg) })?;
 
         let mut launch = stream.launch_builder(&self.kernels.scatter);
@@ -767,9 +794,11 @@ impl<'g, C: Curve> Msm<'g, C> {
         };
         let mut launch = stream.launch_builder(&self.kernels.fixup);
         launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw()).arg(&slots);
-        launch.arg(self.buckets.raw_mut());
+        let first_flag = u32::from(first_chunk);
+        launch.arg(self.buckets.raw_mut()).arg(&first_flag);
         // SAFETY: msm_{C}_fixup: one thread per bucket of each virtual window; offsets/partials as written by
-        // the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points.
+        // the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points, all written
+        // by the first chunk's fixup (first_flag = 1) before later chunks add to them.
         launched("msm_fixup", unsafe { launch.launch(cfg) })?;
         Ok(())
     }

@@ -19,8 +19,9 @@
 //!
 //! # Stages (per chunk of points; buckets persist across chunks)
 //! 1. **count**: one thread per scalar; `counts[v][m − 1] += 1` (atomics) for each non-zero digit.
-//! 2. **scan**: one block per virtual window; exclusive prefix sums give `offsets[v][0..=B]`
-//!    (`offsets[v][B]` = entries of the window) and the scatter cursors.
+//! 2. **scan**: exclusive prefix sums give `offsets[v][0..=B]` (`offsets[v][B]` = entries of the window) and
+//!    the scatter cursors; a window is cut into parts of `SCAN_SPAN` buckets, one block each (part sums
+//!    first, then each part scans from the sum of the parts before it).
 //! 3. **scatter**: one thread per scalar again; each non-zero digit claims a slot of its bucket with an atomic
 //!    and writes the entry `point | NEG·[d < 0]` there: the window's entries end up grouped by bucket
 //!    (a counting sort; the order inside a bucket is whatever the atomics gave, see "Determinism").
@@ -58,8 +59,13 @@ pub const MAX_WINDOW_BITS: u32 = 24;
 /// Bits of a scalar the windows must cover (scalars are < r < 2²⁵⁵; one more bit absorbs the last carry).
 pub const SCALAR_BITS: u32 = 256;
 
-/// Threads per block of the scan kernel (one block per virtual window).
+/// Threads per block of the scan kernels.
 pub const SCAN_BLOCK: u32 = 1024;
+/// Consecutive buckets one scan thread sums.
+pub const SCAN_PER_THREAD: u32 = 8;
+/// Buckets per scan block (a window's part): windows of up to `SCAN_BLOCK · SCAN_SPAN` = 2^23 buckets
+/// (`c <= 24`) have at most `SCAN_BLOCK` parts.
+pub const SCAN_SPAN: u32 = SCAN_BLOCK * SCAN_PER_THREAD;
 
 /// Windows of `c` bits needed for signed digits: `⌈256 / c⌉`.
 #[inline(always)]

@@ -3,8 +3,9 @@
 //! Curve-independent (scalars are `blstrs::Scalar` bytes):
 //! - `msm_count(scalars, indices, len, c, windows, q, limit, counts, digits, bad)`: grid ⌈len / block⌉;
 //!   bucket histograms and every window's digit;
-//! - `msm_scan(counts, buckets, offsets, cursors)`: grid `(q)`, [`SCAN_BLOCK`] threads, shared memory
-//!   `SCAN_BLOCK · 4` bytes; exclusive prefix sums per virtual window;
+//! - `msm_scan_sums(counts, buckets, sums)` then `msm_scan(counts, buckets, sums, offsets, cursors)`: grid
+//!   `(⌈buckets / SCAN_SPAN⌉, q)`, [`SCAN_BLOCK`] threads, shared memory `SCAN_BLOCK · 4` bytes; exclusive
+//!   prefix sums per virtual window, each window cut into parts of [`SCAN_SPAN`] buckets;
 //! - `msm_scatter(digits, indices, len, c, windows, q, stride, first, limit, cursors, sorted, per_window)`:
 //!   grid `(⌈len / block⌉, windows)`; the counting sort's scatter, window by window (`indices` null for dense
 //!   scalars).
@@ -17,7 +18,7 @@
 //!   first_window, scratch)`: grid `(⌈⌈per_window / seg⌉ / block⌉, windows of this launch)`; the same with
 //!   affine additions (variant `affine`);
 //! - `msm_{C}_fold(offsets, buckets, seg, partials, slots)`: grid `(⌈⌈segments / FOLD_RUNS⌉ / block⌉, q)`;
-//! - `msm_{C}_fixup(offsets, buckets, seg, partials, slots, bucket_sums)`: grid `(⌈buckets / block⌉, q)`;
+//! - `msm_{C}_fixup(offsets, buckets, seg, partials, slots, bucket_sums, first)`: grid `(⌈buckets / block⌉, q)`;
 //! - `msm_{C}_reduce(bucket_sums, buckets, run, shares)`: grid `(⌈⌈buckets / run⌉ / block⌉, q)`;
 //! - `msm_{C}_combine(window_sums, q, c, out)`: one thread;
 //! - `msm_{C}_precompute(table, n, shift, copies)`: grid ⌈n / block⌉; shifted copies of the bases.
@@ -32,7 +33,7 @@ use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
+    AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
     fold_group, for_each_digit, weighted_bucket_sum,
 };
 
@@ -94,31 +95,54 @@ pub unsafe extern "ptx-kernel" fn msm_count(
     }
 }
 
-/// Block `v` turns `counts[v · buckets ..][..buckets]` into `offsets[v · (buckets + 1) ..][..=buckets]`
-/// (exclusive prefix sums, the total last) and a copy of the first `buckets` of them in `cursors`.
+/// Block `(p, v)` writes `sums[v · parts + p]`, the sum of part `p` of window `v`'s counts: buckets
+/// `[p · SCAN_SPAN, (p + 1) · SCAN_SPAN)` (`parts = ⌈buckets / SCAN_SPAN⌉`), the first of [`msm_scan`]'s inputs.
 ///
 /// # Safety
-/// Grid `(q)`, [`SCAN_BLOCK`] threads, at least `SCAN_BLOCK · 4` bytes of dynamic shared memory. `counts`
-/// and `cursors` hold `q · buckets` entries, `offsets` `q · (buckets + 1)`; totals fit u32; no aliasing.
-/// Thread `t` reads and writes the contiguous range `[t·k, (t+1)·k)` of its window (`k = ⌈buckets / SCAN_BLOCK⌉`).
+/// Grid `(parts, q)`, [`SCAN_BLOCK`] threads, at least `SCAN_BLOCK · 4` bytes of dynamic shared memory.
+/// `counts` holds `q · buckets` entries, `sums` `q · parts`; no aliasing. Thread `t` reads buckets
+/// `[t·k, (t+1)·k)` of its part (`k` = [`SCAN_PER_THREAD`]); totals fit u32.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn msm_scan(counts: *const u32, buckets: u32, offsets: *mut u32, cursors: *mut u32) {
-    let v = block_idx().x as usize;
-    let t = thread_idx_x();
-    let per = buckets.div_ceil(SCAN_BLOCK);
-    let lo = (t * per).min(buckets);
-    let hi = (lo + per).min(buckets);
-    let counts = counts.wrapping_add(v * buckets as usize);
-    let mut own = 0u32;
-    for b in lo..hi {
-        // SAFETY: b < buckets.
-        own += unsafe { *counts.add(b as usize) };
-    }
+pub unsafe extern "ptx-kernel" fn msm_scan_sums(counts: *const u32, buckets: u32, sums: *mut u32) {
+    let (p, v) = (block_idx().x, block_idx().y);
+    let own = scan_part_own(counts, buckets, p, v);
     let mut arena = crate::device::SharedArena::dynamic();
     let scan = shared_or_trap::<u32>(&mut arena, SCAN_BLOCK);
+    // SAFETY: every thread reaches every barrier; slots < SCAN_BLOCK.
+    let total = unsafe { block_sum(&scan, own) };
+    if thread_idx_x() == 0 {
+        // SAFETY: p < parts and v < q: the slot exists; only this block writes it.
+        unsafe { sums.add((v * grid_dim().x + p) as usize).write(total) };
+    }
+}
+
+/// Block `(p, v)` turns part `p` of window `v`'s counts into `offsets[v · (buckets + 1) ..]` (exclusive prefix
+/// sums over the window, the window's total at `offsets[v][buckets]`) and the same values in `cursors`
+/// (`cursors[v · buckets + b]`), starting from the sum of the parts before it (`sums`, from
+/// [`msm_scan_sums`]). Many blocks per window: a window of 2^21 buckets is 256 blocks, not one.
+///
+/// # Safety
+/// Grid `(parts, q)` with `parts = ⌈buckets / SCAN_SPAN⌉ <= SCAN_BLOCK`, [`SCAN_BLOCK`] threads, at least
+/// `SCAN_BLOCK · 4` bytes of dynamic shared memory. `counts` and `cursors` hold `q · buckets` entries,
+/// `offsets` `q · (buckets + 1)`, `sums` the `q · parts` part sums of these counts; totals fit u32; no
+/// aliasing. Thread `t` writes buckets `[t·k, (t+1)·k)` of its part only.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn msm_scan(counts: *const u32, buckets: u32, sums: *const u32, offsets: *mut u32, cursors: *mut u32) {
+    let (p, v) = (block_idx().x, block_idx().y);
+    let parts = grid_dim().x;
+    let t = thread_idx_x();
+    let mut arena = crate::device::SharedArena::dynamic();
+    let scan = shared_or_trap::<u32>(&mut arena, SCAN_BLOCK);
+    // The parts before this one (parts <= SCAN_BLOCK: one per thread at most).
+    // SAFETY: t < p <= parts: the part sum exists.
+    let earlier = if t < p { unsafe { *sums.add((v * parts + t) as usize) } } else { 0 };
+    // SAFETY: every thread reaches every barrier; slots < SCAN_BLOCK.
+    let base = unsafe { block_sum(&scan, earlier) };
+    let own = scan_part_own(counts, buckets, p, v);
     // Inclusive Hillis–Steele scan of `own` over the block; every thread reaches every barrier.
     // SAFETY: t < SCAN_BLOCK = scan.len(); barriers order each step's reads before its writes.
     let inclusive = unsafe {
+        sync_threads();
         scan.set_unchecked(t as usize, own);
         let mut d = 1;
         while d < SCAN_BLOCK {
@@ -130,20 +154,67 @@ pub unsafe extern "ptx-kernel" fn msm_scan(counts: *const u32, buckets: u32, off
         }
         scan.get_unchecked(t as usize)
     };
-    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
-    let cursors = cursors.wrapping_add(v * buckets as usize);
-    let mut running = inclusive - own;
+    let (lo, hi) = scan_thread_range(buckets, p, t);
+    let window_counts = counts.wrapping_add(v as usize * buckets as usize);
+    let offsets = offsets.wrapping_add(v as usize * (buckets as usize + 1));
+    let cursors = cursors.wrapping_add(v as usize * buckets as usize);
+    let mut running = base + inclusive - own;
     for b in lo..hi {
         // SAFETY: b < buckets; this thread owns [lo, hi) of the window.
         unsafe {
             offsets.add(b as usize).write(running);
             cursors.add(b as usize).write(running);
-            running += *counts.add(b as usize);
+            running += *window_counts.add(b as usize);
         }
     }
-    if t == SCAN_BLOCK - 1 {
-        // SAFETY: slot `buckets` of the window's offsets; the last thread's inclusive sum is the total.
-        unsafe { offsets.add(buckets as usize).write(inclusive) };
+    if p + 1 == parts && t == SCAN_BLOCK - 1 {
+        // SAFETY: slot `buckets` of the window's offsets: the last part's last inclusive sum is the total.
+        unsafe { offsets.add(buckets as usize).write(base + inclusive) };
+    }
+}
+
+/// Buckets `[lo, hi)` thread `t` of part `p` takes in the scan kernels (clipped to the window).
+#[inline(always)]
+fn scan_thread_range(buckets: u32, p: u32, t: u32) -> (u32, u32) {
+    let lo = (p * SCAN_SPAN + t * SCAN_PER_THREAD).min(buckets);
+    (lo, (lo + SCAN_PER_THREAD).min(buckets))
+}
+
+/// The sum of this thread's buckets of part `p` of window `v` (see [`scan_thread_range`]).
+#[inline(always)]
+fn scan_part_own(counts: *const u32, buckets: u32, p: u32, v: u32) -> u32 {
+    let (lo, hi) = scan_thread_range(buckets, p, thread_idx_x());
+    let window_counts = counts.wrapping_add(v as usize * buckets as usize);
+    let mut own = 0u32;
+    for b in lo..hi {
+        // SAFETY: b < buckets (the callers' grids name existing windows).
+        own += unsafe { *window_counts.add(b as usize) };
+    }
+    own
+}
+
+/// The sum of `value` over the block, returned to every thread (tree in `scan`, [`SCAN_BLOCK`] threads).
+///
+/// # Safety
+/// Every thread of the block calls it (it has barriers); `scan` holds `SCAN_BLOCK` words.
+#[inline(always)]
+unsafe fn block_sum(scan: &crate::device::SharedSlice<u32>, value: u32) -> u32 {
+    let t = thread_idx_x();
+    // SAFETY: slots < SCAN_BLOCK; the barriers order each level's writes before the next level's reads.
+    unsafe {
+        scan.set_unchecked(t as usize, value);
+        let mut half = SCAN_BLOCK / 2;
+        while half > 0 {
+            sync_threads();
+            if t < half {
+                scan.set_unchecked(t as usize, scan.get_unchecked(t as usize) + scan.get_unchecked((t + half) as usize));
+            }
+            half /= 2;
+        }
+        sync_threads();
+        let total = scan.get_unchecked(0);
+        sync_threads();
+        total
     }
 }
 
@@ -352,27 +423,36 @@ unsafe fn fixup<const OUT: bool, F: Field>(
     partials: *const Xyzz<F>,
     slots: u32,
     bucket_sums: *mut Xyzz<F>,
+    first: u32,
 ) {
     let (b, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
     if b >= buckets {
         return;
     }
+    // SAFETY: bucket b of window v belongs to this thread alone.
+    let slot = unsafe { &mut *bucket_sums.add(v * buckets as usize + b as usize) };
     // SAFETY: b + 1 <= buckets.
     let (lo, hi) = unsafe {
         let o = offsets.add(v * (buckets as usize + 1) + b as usize);
         (*o, *o.add(1))
     };
     if lo >= hi {
+        if first != 0 {
+            slot.assign(&Xyzz::IDENTITY);
+        }
         return;
     }
     let partials = partials.wrapping_add(v * slots as usize);
-    let mut sum = Xyzz::<F>::IDENTITY;
     // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate and fold launches
     // (crate::msm).
+    let mut sum = Xyzz::<F>::IDENTITY;
     bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { &*partials.add(s as usize) }, &mut sum);
-    // SAFETY: bucket b of window v belongs to this thread alone.
-    let slot = unsafe { &mut *bucket_sums.add(v * buckets as usize + b as usize) };
-    outlined::add_assign_if::<OUT, _>(slot, &sum);
+    if first != 0 {
+        // The bucket's first chunk: stored without reading the old value.
+        slot.assign(&sum);
+    } else {
+        outlined::add_assign_if::<OUT, _>(slot, &sum);
+    }
 }
 
 /// Body of `msm_{C}_reduce`.
@@ -516,12 +596,14 @@ macro_rules! msm_curve_kernels {
         }
 
         /// One thread per bucket `b` of virtual window `blockIdx.y`: adds the partials of its runs (this
-        /// chunk's accumulate and fold launches, same `seg`) into `bucket_sums[v · buckets + b]`. Empty buckets are left
-        /// as they are.
+        /// chunk's accumulate and fold launches, same `seg`) into `bucket_sums[v · buckets + b]`, or, on the
+        /// first chunk (`first != 0`), stores their sum there (the identity for an empty bucket), so the
+        /// buckets need no zeroing and the first chunk reads none of them.
         ///
         /// # Safety
         /// Grid `(x, q)` with `x · blockDim.x >= buckets`; `offsets` and `partials` as for the accumulate
-        /// launch that wrote them; `bucket_sums` holds `q · buckets` XYZZ points; no aliasing.
+        /// launch that wrote them; `bucket_sums` holds `q · buckets` XYZZ points, written by the first chunk's
+        /// fixup before any later chunk's; no aliasing.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $fixup(
             offsets: *const u32,
@@ -530,9 +612,10 @@ macro_rules! msm_curve_kernels {
             partials: *const Xyzz<$field>,
             slots: u32,
             bucket_sums: *mut Xyzz<$field>,
+            first: u32,
         ) {
             // SAFETY: forwarded.
-            unsafe { fixup::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums) }
+            unsafe { fixup::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums, first) }
         }
 
         /// One thread per share `k < ⌈buckets / run⌉` of virtual window `blockIdx.y`: writes

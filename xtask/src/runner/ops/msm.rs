@@ -6,6 +6,8 @@
 //! - `precompute2`, `precompute4`, `precompute8`: 2, 4 or 8 precomputed copies of the bases
 //!   (`MsmBases::precompute`, built before timing and not timed: a prover's SRS is prepared once), automatic
 //!   window. Device inputs only.
+//! - `chunk25`, `chunk26`, `chunk27`: device inputs in chunks of 2^25..2^27 points (the default is 2^24: fewer
+//!   chunks mean fewer bucket fixups, more scratch).
 //!
 //! Without a suffix the bases are resident (`MsmBases`) and the scalars on the device (`inputs` "device"):
 //! one run is `Msm::run` timed with CUDA events, from scalars on the device to the normalized result on the
@@ -57,6 +59,9 @@ const GPU_VARIANTS: &[&str] = &[
     "precompute2",
     "precompute4",
     "precompute8",
+    "chunk25",
+    "chunk26",
+    "chunk27",
     "affine",
     "affine-pinned",
     "affine-r1",
@@ -85,6 +90,9 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         "c20" => bits(20),
         "precompute2" | "precompute4" | "precompute8" if inputs == "device" => {
             MsmConfig { precompute: choice["precompute".len()..].parse().ok()?, ..MsmConfig::default() }
+        }
+        "chunk25" | "chunk26" | "chunk27" if inputs == "device" => {
+            MsmConfig { chunk: Some(1 << choice["chunk".len()..].parse::<u32>().ok()?), ..MsmConfig::default() }
         }
         // Affine accumulation: the plan's rounds, `-rK` K rounds, `-full` every round.
         "affine" => affine(None),
@@ -129,7 +137,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let s = C::STEM;
-        let mut names: Vec<String> = ["msm_count", "msm_scan", "msm_scatter"].map(String::from).to_vec();
+        let mut names: Vec<String> = ["msm_count", "msm_scan_sums", "msm_scan", "msm_scatter"].map(String::from).to_vec();
         names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
         names.extend(["reduce", "finish"].map(|k| format!("batch_add_{s}_{k}")));
         if variant.starts_with("precompute") {

@@ -107,7 +107,7 @@ impl BenchOp for PipelineOp {
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
-        let mut names: Vec<String> = ["ntt_pass_dif", "ntt_pass_dit", "ntt_h_pointwise", "ntt_bit_reverse_tiled", "msm_count", "msm_scan", "msm_scatter"]
+        let mut names: Vec<String> = ["ntt_pass_dif", "ntt_pass_dit", "ntt_h_pointwise", "ntt_bit_reverse_tiled", "msm_count", "msm_scan_sums", "msm_scan", "msm_scatter"]
             .map(String::from)
             .to_vec();
         let curves: &[&str] = if variant.ends_with("-g2") { &["g1", "g2"] } else { &["g1"] };
