@@ -106,10 +106,13 @@
 //! / 4 jobs = 907 ms per partition, busy 91.2%, ratio 1.10. With one reduction for every XYZZ `Y3` (f111913,
 //! one H200): pinned-2stream 6411 ms / 4 jobs = 1603 ms per job (H MSM 893 ms, NTT chain 299 ms, tails
 //! 391 ms, busy 98.8%, 55.4 GB/s, ratio 1.01).
+//! With the NTT's conflict-free tiles and the MSM's device chunks of 2^25 (eb6e183, one H200, `--variants
+//! pinned-2stream --sizes 27 --reps 1`): 6095 ms / 4 jobs = **1524 ms per job** (H MSM 837 ms, NTT chain 280 ms,
+//! tails 387 ms, busy 98.7%, 55.4 GB/s, ratio 1.01, peak 109.6 GB).
 //! - The transfer goals hold at 2^24 and 2^27: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the
 //!   larger of compute and copies, busy ≥ 90%. Two GPUs run 1.85× (2^27) and 1.87× (2^24) faster than one.
 //! - 1.3 s per partition: met as throughput on two GPUs (907 ms per partition at 5329676), not on one
-//!   (1603 ms at f111913; the H MSM alone is 0.89 s).
+//!   (1524 ms at eb6e183; the H MSM alone is 0.84 s).
 //!
 //! History: at c99f61e the tails were dense MSMs over all 2^27 scalars (zeros skipped, in 2^22-point
 //! chunks); they took 1340 ms per job and a job 2667 ms (GPU busy 99.3%; pageable 3128 ms). The accumulation
