@@ -443,9 +443,9 @@ unsafe fn fixup<const OUT: bool, F: Field>(
         return;
     }
     let partials = partials.wrapping_add(v * slots as usize);
+    let mut sum = Xyzz::<F>::IDENTITY;
     // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate and fold launches
     // (crate::msm).
-    let mut sum = Xyzz::<F>::IDENTITY;
     bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { &*partials.add(s as usize) }, &mut sum);
     if first != 0 {
         // The bucket's first chunk: stored without reading the old value.
