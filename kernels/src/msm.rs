@@ -35,7 +35,8 @@
 //!    long serial chain; one thread per group of [`FOLD_RUNS`] segments first sums such a bucket's runs in
 //!    its group into the group's first slot.
 //! 6. **fixup**: one thread per bucket adds its runs' partials (slots `b + t₀ ..= b + t₁`, `t₀`/`t₁` the
-//!    segments of its first/last entry; folded groups count once) into the persistent bucket. Only this
+//!    segments of its first/last entry; folded groups count once) into the persistent bucket; the first
+//!    chunk stores the sum instead (the identity for an empty bucket), so buckets need no zeroing. Only this
 //!    stage touches buckets, so no two threads ever write one point.
 //! 7. **reduce** (after the last chunk): `Σ_b (b + 1)·bucket_b` per window. Thread `k` takes buckets
 //!    `[lo, hi)` and runs the usual sums from the top (`R += bucket_b; A += R`), which gives

@@ -6,8 +6,8 @@
 //! - `precompute2`, `precompute4`, `precompute8`: 2, 4 or 8 precomputed copies of the bases
 //!   (`MsmBases::precompute`, built before timing and not timed: a prover's SRS is prepared once), automatic
 //!   window. Device inputs only.
-//! - `chunk25`, `chunk26`, `chunk27`: device inputs in chunks of 2^25..2^27 points (the default is 2^24: fewer
-//!   chunks mean fewer bucket fixups, more scratch).
+//! - `chunk25`, `chunk26`, `chunk27`: device inputs in chunks of 2^25..2^27 points (2^25 is the default for
+//!   XYZZ accumulation since eb6e183; fewer chunks mean fewer bucket fixups, more scratch).
 //!
 //! Without a suffix the bases are resident (`MsmBases`) and the scalars on the device (`inputs` "device"):
 //! one run is `Msm::run` timed with CUDA events, from scalars on the device to the normalized result on the
