@@ -227,6 +227,7 @@ fn plan_choices_and_errors() {
         MsmConfig { window_bits: Some(MAX_WINDOW_BITS + 1), ..Default::default() },
         MsmConfig { chunk: Some(0), ..Default::default() },
         MsmConfig { window_bits: Some(16), precompute: 17, ..Default::default() },
+        MsmConfig { scatter_passes: Some(0), ..Default::default() },
     ] {
         let r = MsmPlan::new(1000, &config, false);
         assert!(matches!(r, Err(Error::MsmConfig(_))), "{config:?}: {r:?}");
@@ -240,7 +241,14 @@ fn plan_choices_and_errors() {
         let p = MsmPlan::new(n, &MsmConfig::default(), log_n >= 20).unwrap();
         assert!(p.chunk >= 1 && p.chunk <= n && p.seg >= 1 && p.reduce_run >= 1, "{p:?}");
         assert_eq!(p.virtual_windows, p.windows);
+        // One scatter pass per 64 MiB of a window's sorted entries (at most 8, at most one per bucket).
+        let want = (p.chunk * 4).div_ceil(64 << 20).clamp(1, 8).min(1 << (p.window_bits - 1)) as u32;
+        assert_eq!(p.scatter_passes, want, "2^{log_n}: {p:?}");
     }
+    let p = MsmPlan::new(1 << 25, &MsmConfig { scatter_passes: Some(3), ..Default::default() }, false).unwrap();
+    assert_eq!(p.scatter_passes, 3);
+    let p = MsmPlan::new(4, &MsmConfig { window_bits: Some(2), scatter_passes: Some(5), ..Default::default() }, false).unwrap();
+    assert_eq!(p.scatter_passes, 2, "at most one pass per bucket");
     // Precomputation makes bucket work cheaper, so the chosen window does not shrink.
     assert!(choose_window_bits(1 << 24, 16, 1) >= choose_window_bits(1 << 24, 1, 1));
 }

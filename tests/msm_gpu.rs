@@ -106,6 +106,9 @@ fn check<C: Curve>(
         assert_eq!(plan.chunk, chunk.clamp(1, n.max(1)), "{what}: chunk");
     }
     assert_eq!(plan.copies, config.precompute.max(1), "{what}: copies");
+    if let Some(passes) = config.scatter_passes {
+        assert_eq!(plan.scatter_passes, passes.min(plan.buckets() as u32), "{what}: scatter passes");
+    }
     match config.accumulation {
         Accumulation::Xyzz => assert_eq!(plan.affine_rounds, 0, "{what}: XYZZ accumulation"),
         Accumulation::Affine { rounds } => {
@@ -194,8 +197,8 @@ fn g2_edge_cases_precomputed() {
 // Random sizes and plans
 
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
-/// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks), affine accumulation (1..=9
-/// rounds or the plan's choice) and (device bases only) 2..=4 precomputed copies (when `precompute`; the G2
+/// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks), 1..=8 scatter passes over
+/// bucket ranges, affine accumulation (1..=9 rounds or the plan's choice) and (device bases only) 2..=4 precomputed copies (when `precompute`; the G2
 /// sweep draws none, `g2_edge_cases_precomputed` and `g2_precomputed_bases` cover G2 copies).
 fn random_sweep<T, C>(name: &str, draws: usize, precompute: bool)
 where
@@ -212,6 +215,7 @@ where
         let chunk = (rng.next_u32() % 3 == 0).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
         let copies = if precompute && at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
         let mut cfg = config(window_bits, chunk, copies);
+        cfg.scatter_passes = (rng.next_u32() % 3 == 0).then(|| 1 + rng.next_u32() % 8);
         if rng.next_u32() % 3 == 0 {
             let rounds = rng.next_u32() % 10;
             cfg = affine(cfg, (rounds > 0).then_some(rounds));
@@ -239,7 +243,8 @@ fn g2_random_sizes_and_plans() {
 // Large sizes
 
 /// Random distinct bases and scalars of each size: `msm` (host inputs, default plan: more than 2^20 points
-/// make several host chunks), `msm_device` and affine accumulation against blstrs' multi_exp.
+/// make several host chunks), `msm_device`, the scatter in 5 passes and affine accumulation against blstrs'
+/// multi_exp.
 fn sizes_on<T, C>(name: &str, sizes: &[usize])
 where
     T: CurveUnderTest,
@@ -259,6 +264,8 @@ where
         let got = msm_device::<C>(&gpu, &table, &device_scalars).unwrap_or_else(|e| panic!("n = {n}: msm_device: {e}"));
         assert_eq!(got, expected, "n = {n}: msm_device");
         assert_eq!(gpu.download(&device_scalars).unwrap(), scalars, "n = {n}: device scalars changed");
+        let passes = MsmConfig { scatter_passes: Some(5), ..MsmConfig::default() };
+        check::<C>(&gpu, &bases, &scalars, &expected, &passes, (Device, Device), &format!("n = {n}, 5 scatter passes"));
         // Affine accumulation: the plan's rounds with device inputs, every round affine with host inputs.
         let what = format!("n = {n}, affine");
         check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), None), (Device, Device), &what);

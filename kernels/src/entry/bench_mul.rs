@@ -5,8 +5,10 @@
 //! Besides `asm` (the default `Field::mul`; for Fr it reads the reduction factor -r^-1 mod 2^32 = 2^32 - 1
 //! from the constant bank, so ptxas cannot rewrite m = -E[0] and split the m·r products) and `portable`, Fr has
 //! tuning variants (see kernels/NOTES.md, "Fr tuning"): `constinv_lazy` (the default without the final
-//! subtraction inside the chain; canonical once at the end) and `modreg` (also the modulus limbs in registers).
+//! subtraction inside the chain; canonical once at the end) and `modreg` (also the modulus limbs in registers),
+//! and `fp64`, the products on the FP64 pipe (`field::fr_f64`, kernels/NOTES.md "Fr on the FP64 pipe").
 use crate::device::global_thread_index;
+use crate::field::fr_f64::FrF64;
 use crate::field::{fr, Field, Fq, Fr};
 
 /// Fr's modulus, read with a volatile load so neither LLVM nor ptxas knows the values (opaque registers).
@@ -86,5 +88,25 @@ pub unsafe extern "ptx-kernel" fn bench_mul_fr_constinv_lazy(x: *mut Fr, y: *con
         let acc = Fr::from_limbs(acc).add(&Fr::ZERO);
         // SAFETY: as above.
         unsafe { *x.add(i) = acc };
+    }
+}
+
+/// Kernel `bench_mul_fr_fp64`: as `bench_mul_fr_constinv_lazy` with the products on the FP64 pipe
+/// ([`FrF64::mul`]): `x[i]` and `16·y[i]` in radix-2^52 digits, the chain in that form (below 2r), canonical
+/// `Fr` once at the end. Same results as the other variants.
+///
+/// # Safety
+/// As `bench_mul_fr_modreg`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn bench_mul_fr_fp64(x: *mut Fr, y: *const Fr, iters: u32, n: u32) {
+    let i = global_thread_index();
+    if i < n as usize {
+        // SAFETY: i < n; the caller guarantees n valid elements and no overlap.
+        let (mut acc, factor) = unsafe { (FrF64::from_fr(&*x.add(i)), FrF64::factor(&*y.add(i))) };
+        for _ in 0..iters {
+            acc = acc.mul(&factor);
+        }
+        // SAFETY: as above.
+        unsafe { *x.add(i) = acc.to_fr() };
     }
 }

@@ -6,9 +6,9 @@
 //! - `msm_scan_sums(counts, buckets, sums)` then `msm_scan(counts, buckets, sums, offsets, cursors)`: grid
 //!   `(⌈buckets / SCAN_SPAN⌉, q)`, [`SCAN_BLOCK`] threads, shared memory `SCAN_BLOCK · 4` bytes; exclusive
 //!   prefix sums per virtual window, each window cut into parts of [`SCAN_SPAN`] buckets;
-//! - `msm_scatter(digits, indices, len, c, windows, q, stride, first, limit, cursors, sorted, per_window)`:
-//!   grid `(⌈len / block⌉, windows)`; the counting sort's scatter, window by window (`indices` null for dense
-//!   scalars).
+//! - `msm_scatter(digits, indices, len, c, windows, q, stride, first, limit, cursors, sorted, per_window,
+//!   bucket_lo, bucket_hi)`: grid `(⌈len / block⌉, windows)`; the counting sort's scatter for the buckets
+//!   `[bucket_lo, bucket_hi)`, window by window (`indices` null for dense scalars).
 //!
 //! Per curve `C` in {g1, g2} (bases `blstrs::G1Affine` / `G2Affine` bytes; sums XYZZ; window sums and the
 //! result Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
@@ -219,11 +219,15 @@ unsafe fn block_sum(scan: &crate::device::SharedSlice<u32>, value: u32) -> u32 {
 }
 
 /// Thread `(i < len, w = blockIdx.y)` writes the entry `(v, b, e)` of window `w` of chunk scalar `i` (its
-/// digit from [`msm_count`]) to `sorted[v · per_window + atomic_add(cursors[v · buckets + b], 1)]`. Scalar `i`
-/// multiplies base `indices[i]` (sparse scalars) or, with `indices` null, base `first + i`; a base index
-/// `>= limit` (counted by the count kernel) is replaced by 0, so every entry stays inside the table. The grid
-/// runs window by window (blocks start in order of their linear index), so the random writes of the blocks
-/// in flight fall into one window's part of `sorted`, which L2 can hold while its sectors fill.
+/// digit from [`msm_count`]) to `sorted[v · per_window + atomic_add(cursors[v · buckets + b], 1)]` if
+/// `bucket_lo <= b < bucket_hi`. Scalar `i` multiplies base `indices[i]` (sparse scalars) or, with `indices`
+/// null, base `first + i`; a base index `>= limit` (counted by the count kernel) is replaced by 0, so every
+/// entry stays inside the table.
+///
+/// Why window by window and bucket range by bucket range: blocks start in order of their linear index, so
+/// the random 4-byte writes of the blocks in flight fall into one window's part of `sorted`, and with the
+/// host's passes over bucket ranges into one range of it, small enough for L2 to hold while its 32-byte
+/// sectors fill (otherwise most writes cost a partial-sector write-back).
 ///
 /// # Safety
 /// Grid `(⌈len / block⌉, windows)`. `digits` as written by [`msm_count`] for the same scalars, `len`, `c` and
@@ -244,6 +248,8 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
     cursors: *mut u32,
     sorted: *mut u32,
     per_window: u32,
+    bucket_lo: u32,
+    bucket_hi: u32,
 ) {
     let i = global_thread_index();
     let w = block_idx().y;
@@ -252,14 +258,16 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
     }
     // SAFETY: w < windows and i < len: the word exists.
     let word = unsafe { *digits.add(w as usize * len as usize + i) };
-    if word == 0 {
+    // Bucket `magnitude − 1`; word 0 (no digit) wraps to u32::MAX and is skipped as well.
+    let (magnitude, negative) = digit_of_word(word);
+    let bucket = magnitude.wrapping_sub(1);
+    if bucket < bucket_lo || bucket >= bucket_hi {
         return;
     }
     // SAFETY: i < len, and indices (when given) holds len entries.
     let index = if indices.is_null() { first + i as u32 } else { unsafe { *indices.add(i) } };
     let index = if index < limit { index } else { 0 };
     let layout = DigitLayout { c, windows, virtual_windows: q, stride };
-    let (magnitude, negative) = digit_of_word(word);
     let (v, b, e) = layout.entry(w, magnitude, negative, index);
     // SAFETY: the cursor exists (v < q, b < buckets) and is only accessed atomically; the slot it hands out is
     // claimed by this thread alone and lies inside the window (see above).
@@ -664,6 +672,8 @@ macro_rules! msm_curve_kernels {
 }
 
 msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
-// G1's cold kernels call the out-of-line point operations (a small module); G2's inline them: with out-of-line
-// Fq2 calls inside their loops `msm_g2_fixup` faulted on the H200 (kernels/NOTES.md, "MSM"), inlined they pass.
+// G1's cold kernels call the out-of-line point operations (a small module; inlining the fixup's and reduce's
+// additions was measured: within 2%, +2.2 MB of PTX, kernels/NOTES.md "MSM"); G2's inline them: with
+// out-of-line Fq2 calls inside their loops `msm_g2_fixup` faulted on the H200 (kernels/NOTES.md, "MSM"),
+// inlined they pass.
 msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

@@ -21,6 +21,7 @@ pub mod ptx_emu;
 pub mod fq;
 mod fq2;
 pub mod fr;
+pub mod fr_f64;
 mod prime;
 
 pub use fq::Fq;

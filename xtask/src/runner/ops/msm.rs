@@ -8,6 +8,8 @@
 //!   window. Device inputs only.
 //! - `chunk25`, `chunk26`, `chunk27`: device inputs in chunks of 2^25..2^27 points (2^25 is the default for
 //!   XYZZ accumulation since eb6e183; fewer chunks mean fewer bucket fixups, more scratch).
+//! - `scatter1`, `scatter2`, `scatter4`, `scatter8`: the scatter in 1, 2, 4 or 8 passes over bucket ranges
+//!   (the default makes one pass per 64 MiB of a virtual window's sorted entries, at most 8). Device inputs.
 //!
 //! Without a suffix the bases are resident (`MsmBases`) and the scalars on the device (`inputs` "device"):
 //! one run is `Msm::run` timed with CUDA events, from scalars on the device to the normalized result on the
@@ -62,6 +64,10 @@ const GPU_VARIANTS: &[&str] = &[
     "chunk25",
     "chunk26",
     "chunk27",
+    "scatter1",
+    "scatter2",
+    "scatter4",
+    "scatter8",
     "affine",
     "affine-pinned",
     "affine-r1",
@@ -93,6 +99,9 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         }
         "chunk25" | "chunk26" | "chunk27" if inputs == "device" => {
             MsmConfig { chunk: Some(1 << choice["chunk".len()..].parse::<u32>().ok()?), ..MsmConfig::default() }
+        }
+        "scatter1" | "scatter2" | "scatter4" | "scatter8" if inputs == "device" => {
+            MsmConfig { scatter_passes: Some(choice["scatter".len()..].parse().ok()?), ..MsmConfig::default() }
         }
         // Affine accumulation: the plan's rounds, `-rK` K rounds, `-full` every round.
         "affine" => affine(None),
