@@ -108,11 +108,16 @@
 //! 391 ms, busy 98.8%, 55.4 GB/s, ratio 1.01).
 //! With the NTT's conflict-free tiles and the MSM's device chunks of 2^25 (eb6e183, one H200, `--variants
 //! pinned-2stream --sizes 27 --reps 1`): 6095 ms / 4 jobs = **1524 ms per job** (H MSM 837 ms, NTT chain 280 ms,
-//! tails 387 ms, busy 98.7%, 55.4 GB/s, ratio 1.01, peak 109.6 GB).
+//! tails 387 ms, busy 98.7%, 55.4 GB/s, ratio 1.01, peak 109.6 GB). With the MSM's scatter in passes over
+//! bucket ranges (d972fc5, same command): 5999.7 ms / 4 jobs = **1500 ms per job** (H MSM 812.7 ms, NTT chain
+//! 280.0 ms, tails 387.6 ms, busy 98.7%, 55.2 GB/s, ratio 1.01, peak 109.6 GB).
 //! - The transfer goals hold at 2^24 and 2^27: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the
 //!   larger of compute and copies, busy ≥ 90%. Two GPUs run 1.85× (2^27) and 1.87× (2^24) faster than one.
 //! - 1.3 s per partition: met as throughput on two GPUs (907 ms per partition at 5329676), not on one
-//!   (1524 ms at eb6e183; the H MSM alone is 0.84 s).
+//!   (1500 ms at d972fc5; the H MSM alone is 0.81 s). At the accumulation's measured 2.45 G mixed additions/s
+//!   the job's additions (H MSM 2^27 × 13 windows, three tail MSMs of ~1.3·10^7 points × 14, three batch
+//!   additions of ~6·10^7 points) and the NTT chain's 280 ms already come to ~1.3 s, before any sort, fixup
+//!   or reduction: one GPU needs cheaper additions (affine ones), not a better schedule.
 //!
 //! History: at c99f61e the tails were dense MSMs over all 2^27 scalars (zeros skipped, in 2^22-point
 //! chunks); they took 1340 ms per job and a job 2667 ms (GPU busy 99.3%; pageable 3128 ms). The accumulation

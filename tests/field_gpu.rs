@@ -130,4 +130,5 @@ fn bench_mul_kernels_compute_powers() {
     bench_kernel_computes_power::<Fr>("gpu::bench_mul_fr_asm", "asm");
     bench_kernel_computes_power::<Fr>("gpu::bench_mul_fr_portable", "portable");
     bench_kernel_computes_power::<Fr>("gpu::bench_mul_fr_fp64", "fp64");
+    bench_kernel_computes_power::<Fr>("gpu::bench_mul_fr_hybrid", "hybrid");
 }

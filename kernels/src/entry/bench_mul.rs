@@ -6,7 +6,8 @@
 //! from the constant bank, so ptxas cannot rewrite m = -E[0] and split the m·r products) and `portable`, Fr has
 //! tuning variants (see kernels/NOTES.md, "Fr tuning"): `constinv_lazy` (the default without the final
 //! subtraction inside the chain; canonical once at the end) and `modreg` (also the modulus limbs in registers),
-//! and `fp64`, the products on the FP64 pipe (`field::fr_f64`, kernels/NOTES.md "Fr on the FP64 pipe").
+//! and `fp64`, the products on the FP64 pipe (`field::fr_f64`, kernels/NOTES.md "Fr on the FP64 pipe"), and
+//! `hybrid`, both pipes at once (even warps `constinv_lazy`, odd warps `fp64`).
 use crate::device::global_thread_index;
 use crate::field::fr_f64::FrF64;
 use crate::field::{fr, Field, Fq, Fr};
@@ -70,43 +71,60 @@ pub unsafe extern "ptx-kernel" fn bench_mul_fr_modreg(x: *mut Fr, y: *const Fr, 
     }
 }
 
-/// Kernel `bench_mul_fr_constinv_lazy`: as `bench_mul_fr_asm` without the final subtraction in the chain
-/// (acc stays < 2r because the factor is < r and 2r < 2^256), made canonical once after the loop (`acc + 0`).
-///
-/// # Safety
-/// As `bench_mul_fr_modreg`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bench_mul_fr_constinv_lazy(x: *mut Fr, y: *const Fr, iters: u32, n: u32) {
-    let i = global_thread_index();
-    if i < n as usize {
-        // SAFETY: i < n; the caller guarantees n valid elements and no overlap.
-        let (mut acc, factor) = unsafe { ((*x.add(i)).limbs(), (*y.add(i)).limbs()) };
-        for _ in 0..iters {
-            acc = fr::ptx::mul_constinv_lazy(&acc, &factor);
-        }
-        // acc < 2r: the addition's one conditional subtraction makes it canonical.
-        let acc = Fr::from_limbs(acc).add(&Fr::ZERO);
-        // SAFETY: as above.
-        unsafe { *x.add(i) = acc };
+/// The `constinv_lazy` chain: `x·y^iters` with the IMAD multiplication without its final subtraction (the
+/// value stays < 2r because y < r and 2r < 2^256), canonical once at the end (`+ 0`).
+#[inline(always)]
+fn chain_constinv_lazy(x: &Fr, y: &Fr, iters: u32) -> Fr {
+    let (mut acc, factor) = (x.limbs(), y.limbs());
+    for _ in 0..iters {
+        acc = fr::ptx::mul_constinv_lazy(&acc, &factor);
     }
+    Fr::from_limbs(acc).add(&Fr::ZERO)
 }
 
-/// Kernel `bench_mul_fr_fp64`: as `bench_mul_fr_constinv_lazy` with the products on the FP64 pipe
-/// ([`FrF64::mul`]): `x[i]` and `16·y[i]` in radix-2^52 digits, the chain in that form (below 2r), canonical
-/// `Fr` once at the end. Same results as the other variants.
-///
-/// # Safety
-/// As `bench_mul_fr_modreg`.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn bench_mul_fr_fp64(x: *mut Fr, y: *const Fr, iters: u32, n: u32) {
-    let i = global_thread_index();
-    if i < n as usize {
-        // SAFETY: i < n; the caller guarantees n valid elements and no overlap.
-        let (mut acc, factor) = unsafe { (FrF64::from_fr(&*x.add(i)), FrF64::factor(&*y.add(i))) };
-        for _ in 0..iters {
-            acc = acc.mul(&factor);
-        }
-        // SAFETY: as above.
-        unsafe { *x.add(i) = acc.to_fr() };
+/// The `fp64` chain: `x·y^iters` with the products on the FP64 pipe ([`FrF64::mul`] by `16·y`, the value in
+/// radix-2^52 digits below 2r), canonical once at the end.
+#[inline(always)]
+fn chain_fp64(x: &Fr, y: &Fr, iters: u32) -> Fr {
+    let (mut acc, factor) = (FrF64::from_fr(x), FrF64::factor(y));
+    for _ in 0..iters {
+        acc = acc.mul(&factor);
     }
+    acc.to_fr()
 }
+
+macro_rules! bench_chain_kernel {
+    ($(#[$doc:meta])* $fn_name:ident, |$i:ident, $x:ident, $y:ident, $iters:ident| $chain:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As `bench_mul_fr_modreg`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $fn_name(x: *mut Fr, y: *const Fr, iters: u32, n: u32) {
+            let $i = global_thread_index();
+            if $i < n as usize {
+                let $iters = iters;
+                // SAFETY: i < n; the caller guarantees n valid elements and no overlap.
+                let ($x, $y) = unsafe { (*x.add($i), *y.add($i)) };
+                let out = $chain;
+                // SAFETY: as above.
+                unsafe { *x.add($i) = out };
+            }
+        }
+    };
+}
+
+bench_chain_kernel!(
+    /// Kernel `bench_mul_fr_constinv_lazy`: as `bench_mul_fr_asm` without the final subtraction in the chain.
+    bench_mul_fr_constinv_lazy, |i, x, y, iters| chain_constinv_lazy(&x, &y, iters)
+);
+bench_chain_kernel!(
+    /// Kernel `bench_mul_fr_fp64`: the products on the FP64 pipe ([`FrF64::mul`]); same results.
+    bench_mul_fr_fp64, |i, x, y, iters| chain_fp64(&x, &y, iters)
+);
+bench_chain_kernel!(
+    /// Kernel `bench_mul_fr_hybrid`: even warps run the `constinv_lazy` chain (IMAD pipe), odd warps the
+    /// `fp64` chain (FP64 pipe), so each scheduler can feed both pipes at once; same results.
+    bench_mul_fr_hybrid,
+    |i, x, y, iters| if (i / 32) % 2 == 0 { chain_constinv_lazy(&x, &y, iters) } else { chain_fp64(&x, &y, iters) }
+);

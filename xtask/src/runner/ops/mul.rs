@@ -4,8 +4,9 @@
 //! GPU variants: `portable` (the portable-Rust arithmetic compiled for the GPU; the baseline) and `asm` (the
 //! inline-PTX carry chains; for Fr with -r^-1 from the constant bank), kernels
 //! `bench_mul_{fq,fr}_{asm,portable}(x, y, iters, n)`; Fr also has the tuning variants `constinv_lazy`,
-//! `modreg` (kernels `bench_mul_fr_<variant>`, see kernels/NOTES.md "Fr tuning") and the experiment `fp64`
-//! (the digit products on the FP64 pipe, `zkgpu_kernels::field::fr_f64`; kernels/NOTES.md "Fr on the FP64 pipe").
+//! `modreg` (kernels `bench_mul_fr_<variant>`, see kernels/NOTES.md "Fr tuning") and the experiments `fp64`
+//! (the digit products on the FP64 pipe, `zkgpu_kernels::field::fr_f64`; kernels/NOTES.md "Fr on the FP64 pipe")
+//! and `hybrid` (even warps `constinv_lazy`, odd warps `fp64`: both pipes at once).
 //! CPU variants (the reference, used when no GPU is present): `blstrs` (blst's assembly; the baseline) and
 //! `host` (zkgpu's own arithmetic built for the CPU). Each variant's outputs are checked on sampled elements
 //! against an independent implementation (GPU and `blstrs` against zkgpu's host build; `host` against blstrs).
@@ -88,7 +89,7 @@ impl MulSpec for FrSpec {
     type Blst = blstrs::Scalar;
     const MODULUS: &'static [u64] =
         &[0xffff_ffff_0000_0001, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
-    const GPU_VARIANTS: &'static [&'static str] = &["portable", "asm", "constinv_lazy", "modreg", "fp64"];
+    const GPU_VARIANTS: &'static [&'static str] = &["portable", "asm", "constinv_lazy", "modreg", "fp64", "hybrid"];
     fn from_u64_limbs(l: &[u64]) -> [u32; 8] {
         split_limbs(l)
     }
