@@ -328,20 +328,20 @@ fn fr_f64_products_equal_fr_mul() {
     use common::field_props::FieldUnderTest as _;
     use zkgpu_kernels::field::Field as _;
     use zkgpu_kernels::field::fr_f64::{DIGITS, FrF64};
-    /// The 256-bit integer of 32-bit limbs, in 52-bit digits, and back (digits may hold up to 260 bits).
+    /// The 256-bit integer of 32-bit limbs in 52-bit digits, and back (digits hold up to 260 bits; the bits
+    /// past 256 must be zero).
     fn to_digits(limbs: &[u32; 8]) -> FrF64 {
         let bit = |pos: usize| pos < 256 && (limbs[pos / 32] >> (pos % 32)) & 1 == 1;
         FrF64(core::array::from_fn(|k| (0..52).filter(|&b| bit(52 * k + b)).map(|b| (1u64 << b) as f64).sum()))
     }
-    fn to_limbs(x: &FrF64) -> [u32; 9] {
-        let mut out = [0u32; 9];
+    fn to_limbs(x: &FrF64) -> [u32; 8] {
+        let mut out = [0u32; 8];
         for (k, d) in x.0.iter().enumerate() {
             assert!(*d >= 0.0 && *d < 2f64.powi(52) && d.fract() == 0.0, "digit {d}");
-            for b in 0..52 {
-                if (*d as u64 >> b) & 1 == 1 {
-                    let pos = 52 * k + b;
-                    out[pos / 32] |= 1 << (pos % 32);
-                }
+            for b in (0..52).filter(|b| (*d as u64 >> b) & 1 == 1) {
+                let pos = 52 * k + b;
+                assert!(pos < 256, "digits past 2^256: {x:?}");
+                out[pos / 32] |= 1 << (pos % 32);
             }
         }
         out
@@ -350,29 +350,15 @@ fn fr_f64_products_equal_fr_mul() {
     let (a, b) = test_inputs::<Fr>(&mut rng, RANDOM_PAIRS);
     let (a, b): (Vec<Fr>, Vec<Fr>) = (a.iter().map(Fr::from_ref).collect(), b.iter().map(Fr::from_ref).collect());
     let r = Fr::MODULUS;
-    let two_r = {
-        let (mut t, mut carry) = ([0u32; 9], 0u64);
-        for k in 0..8 {
-            let s = 2 * r[k] as u64 + carry;
-            (t[k], carry) = (s as u32, s >> 32);
-        }
-        t[8] = carry as u32;
-        t
-    };
-    let below_2r = |x: &FrF64| {
-        let l = to_limbs(x);
-        (0..9).rev().find(|&k| l[k] != two_r[k]).is_some_and(|k| l[k] < two_r[k])
-    };
+    // r < 2^255, so 2r and every x + r fit 256 bits.
+    let (two_r, carry) = add_limbs(&r, &r);
+    assert_eq!(carry, 0);
+    let below_2r = |x: &FrF64| less_limbs(&to_limbs(x), &two_r);
     assert_eq!(DIGITS, 5);
     for (x, y) in a.iter().zip(&b) {
         let want = x.mul(y);
         let f = FrF64::factor(y);
-        let mut high = [0u32; 8];
-        let mut carry = 0u64;
-        for k in 0..8 {
-            let s = x.limbs()[k] as u64 + r[k] as u64 + carry;
-            (high[k], carry) = (s as u32, s >> 32);
-        }
+        let (high, carry) = add_limbs(&x.limbs(), &r);
         assert_eq!(carry, 0, "x + r < 2^256");
         for (what, lhs) in [("x", FrF64::from_fr(x)), ("x + r", to_digits(&high))] {
             let got = lhs.mul(&f);
