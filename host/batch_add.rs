@@ -21,7 +21,7 @@
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, WINDOW};
+use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, WINDOW, affine_level_shared_bytes};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
@@ -42,11 +42,6 @@ const MAX_SETS: usize = 65_535;
 /// Affine levels run while every thread gets at least this many pairs (one inversion per run).
 const AFFINE_MIN_RUN: usize = 16;
 
-/// Threads per SM the affine levels aim for: G1's 118 registers allow 512, G2's 255 allow 256. The levels'
-/// prefix products are a dependent chain per thread, so the more threads, the more latency is hidden.
-fn affine_threads_per_sm<C: Curve>() -> usize {
-    if C::XYZZ_BYTES > 192 { 256 } else { 512 }
-}
 /// Words of the bitmap per compaction chunk, threads per compaction block (as in the kernels).
 const CHUNK_WORDS: usize = 1024;
 const COMPACT_BLOCK: u32 = 256;
@@ -109,6 +104,8 @@ pub struct BatchAdder<'g, C: Curve> {
     host_offsets: Vec<usize>,
     out: DeviceBuffer<C::Projective>,
     blocks_per_set: u32,
+    /// Threads of one affine level launch (one wave).
+    affine_threads: usize,
     _curve: PhantomData<C>,
 }
 
@@ -123,14 +120,21 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         let sets = set_offsets.len() - 1;
         let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
         let accumulate = gpu.function(&name("accumulate"))?;
-        let affine_level = gpu.function(&name("affine_level"))?;
+        let affine_level = affine_level_function::<C>(gpu)?;
 
         // One wave of warps over all sets, but no more warps per set than the longest set has windows.
         let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
         let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
         let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
         let affine = method == Method::Affine && sets == 1;
-        let accumulated = if affine { affine_levels::<C>(longest, gpu).1 } else { longest };
+        // The affine levels run one wave: as many threads as fit (registers and staging shared memory); the
+        // prefix products are a dependent chain per lane, so the more lanes, the more latency is hidden.
+        let level_per_sm = affine_level
+            .occupancy_max_active_blocks_per_multiprocessor(AFFINE_LEVEL_BLOCK, affine_level_shared::<C>(), None)?
+            .max(1);
+        let affine_threads = gpu.info().sm_count.max(1) as usize * level_per_sm as usize * AFFINE_LEVEL_BLOCK as usize;
+        let left = affine_levels(longest, affine_threads).1;
+        let accumulated = if affine { left } else { longest };
         let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
         let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
 
@@ -153,7 +157,8 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             sums,
             levels,
             offsets: gpu.upload(&offsets_u32)?,
-            affine_offsets: gpu.upload(&[0u32, affine_levels::<C>(longest, gpu).1 as u32])?,
+            affine_offsets: gpu.upload(&[0u32, left as u32])?,
+            affine_threads,
             host_offsets: set_offsets.to_vec(),
             out: gpu.alloc_zeroed::<C::Projective>(sets)?,
             blocks_per_set,
@@ -210,12 +215,12 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Affine levels, then XYZZ accumulation of what is left (single set, no bitmap).
     fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>) -> Result<()> {
         let stream = self.gpu.stream().clone();
-        let (plan, left) = affine_levels::<C>(self.host_offsets[1] - self.host_offsets[0], self.gpu);
+        let (plan, left) = affine_levels(self.host_offsets[1] - self.host_offsets[0], self.affine_threads);
         let first = self.host_offsets[0];
         let mut n = self.host_offsets[1] - first;
         let mut src = 2; // 2 = the caller's points, 0/1 = levels[0/1]
         for run in plan {
-            let cfg = zkgpu_cfg((n / 2).div_ceil(run), AFFINE_LEVEL_BLOCK);
+            let cfg = affine_level_cfg::<C>((n / 2).div_ceil(run));
             let n32 = n as u32;
             let dst = if src == 0 { 1 } else { 0 };
             let [l0, l1] = &mut self.levels;
@@ -227,8 +232,9 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             let mut launch = stream.launch_builder(&self.affine_level);
             launch.arg(&input).arg(&n32).arg(output);
             // SAFETY: batch_add_{C}_affine_level: input holds n < 2^31 points, output at least ceil(n / 2)
-            // (levels were sized for the first level, later ones shrink); distinct buffers; any grid (about
-            // ceil((n/2)/run) threads, so each shares an inversion over about run pairs).
+            // (levels were sized for the first level, later ones shrink); distinct buffers, 16-byte aligned
+            // (allocations are, and points are whole 16-byte chunks); blocks of 64 threads with the staging
+            // shared memory (about ceil((n/2)/run) threads, so each shares an inversion over about run pairs).
             unsafe { launch.launch(cfg) }?;
             n = n.div_ceil(2);
             src = dst;
@@ -354,9 +360,10 @@ impl<C: Curve> XyzzSetSum<C> {
     }
 }
 
-/// The affine level plan for `n` points: runs (pairs per thread) of each level, and the points left after.
-fn affine_levels<C: Curve>(n: usize, gpu: &Gpu) -> (Vec<usize>, usize) {
-    let threads = gpu.info().sm_count.max(1) as usize * affine_threads_per_sm::<C>();
+/// The affine level plan for `n` points over launches of `threads` threads: runs (pairs per thread) of each
+/// level, and the points left after.
+fn affine_levels(n: usize, threads: usize) -> (Vec<usize>, usize) {
+    let threads = threads.max(1);
     let mut plan = Vec::new();
     let mut n = n;
     while n / 2 >= threads * AFFINE_MIN_RUN {
@@ -364,6 +371,26 @@ fn affine_levels<C: Curve>(n: usize, gpu: &Gpu) -> (Vec<usize>, usize) {
         n = n.div_ceil(2);
     }
     (plan, n)
+}
+
+/// Dynamic shared memory of one affine level block (the warps' staging areas).
+fn affine_level_shared<C: Curve>() -> usize {
+    affine_level_shared_bytes(std::mem::size_of::<C::Affine>())
+}
+
+/// `batch_add_{C}_affine_level`, allowed its staging shared memory (G2's 50 KiB is past the default 48) and
+/// the full shared carveout (8 G1 blocks per SM need 221 KiB; the level reads nothing through L1 twice).
+fn affine_level_function<C: Curve>(gpu: &Gpu) -> Result<CudaFunction> {
+    let function = gpu.function(&format!("batch_add_{}_affine_level", C::NAME))?;
+    gpu.allow_dynamic_shared(&function, affine_level_shared::<C>())?;
+    gpu.prefer_max_shared(&function)?;
+    Ok(function)
+}
+
+/// Launch shape of `batch_add_{C}_affine_level` for about `threads` threads: blocks of [`AFFINE_LEVEL_BLOCK`]
+/// with the staging shared memory.
+fn affine_level_cfg<C: Curve>(threads: usize) -> LaunchConfig {
+    LaunchConfig { shared_mem_bytes: affine_level_shared::<C>() as u32, ..zkgpu_cfg(threads, AFFINE_LEVEL_BLOCK) }
 }
 
 fn zkgpu_cfg(threads: usize, block: u32) -> LaunchConfig {
@@ -484,14 +511,15 @@ pub fn affine_level<C: Curve>(
     if n == 0 {
         return Ok(output);
     }
-    let function = gpu.function(&format!("batch_add_{}_affine_level", C::NAME))?;
+    let function = affine_level_function::<C>(gpu)?;
     let n32 = n as u32;
     let stream = gpu.stream().clone();
     let mut launch = stream.launch_builder(&function);
     launch.arg(input.raw()).arg(&n32).arg(output.raw_mut());
     // SAFETY: input holds n <= 2^31 points, output ceil(n / 2); ceil((n / 2) / run) threads (at least one, for
-    // the pass-through of n = 1); distinct buffers.
-    unsafe { launch.launch(zkgpu_cfg((n / 2).div_ceil(run), AFFINE_LEVEL_BLOCK)) }?;
+    // the pass-through of n = 1) in blocks of 64 with the staging shared memory; distinct buffers, both whole
+    // allocations (16-byte aligned).
+    unsafe { launch.launch(affine_level_cfg::<C>((n / 2).div_ceil(run))) }?;
     gpu.synchronize()?;
     Ok(output)
 }

@@ -48,6 +48,15 @@ impl Gpu {
         Ok(())
     }
 
+    /// Asks the driver to give `function` the largest shared-memory share of the L1/shared storage
+    /// (`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` = 100 %), for kernels whose occupancy is bound by
+    /// their shared memory rather than by the L1 cache.
+    pub fn prefer_max_shared(&self, function: &CudaFunction) -> Result<()> {
+        self.ctx.bind_to_thread()?;
+        function.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100)?;
+        Ok(())
+    }
+
     /// The kernel `name`, already allowed `dynamic_shared_bytes` of dynamic shared memory, and a launch config
     /// asking for that much on top of `config`.
     pub fn function_with_shared(

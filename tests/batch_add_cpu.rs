@@ -89,8 +89,9 @@ where
     C::Affine: std::ops::Neg<Output = C::Affine> + std::fmt::Debug,
 {
     let mut rng = seeded_rng(name);
-    for n in [0usize, 1, 2, 3, 9, 64, 101] {
-        for run in [1u32, 3, 32] {
+    // 5001 points: 79 blocks of 32 pairs (the last partial), several blocks per lane at run 200.
+    for n in [0usize, 1, 2, 3, 9, 64, 101, 5001] {
+        for run in [1u32, 3, 32, 200] {
             let points = affine_pair_cases::<C>(&mut rng, n);
             let ours: Vec<Affine<C::Field>> = points.iter().map(cast).collect();
             let level = model::affine_level(&ours, run);

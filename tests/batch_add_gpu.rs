@@ -96,7 +96,8 @@ where
 {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    for n in [1usize, 2, 3, 101, 4096 + 1] {
+    // 4097: 64 full blocks of 32 pairs; 5001: 78 full and a partial one; run 200 gives lanes many blocks.
+    for n in [1usize, 2, 3, 101, 4096 + 1, 5001] {
         for run in [1usize, 3, 32, 200] {
             let points = affine_pair_cases::<T>(&mut rng, n);
             let input = gpu.upload(&points).unwrap();

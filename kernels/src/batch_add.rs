@@ -19,10 +19,15 @@
 //!
 //! # Affine addition with batch inversion (variant `affine`)
 //! One *level* halves a list of affine points: `out[i] = in[2i] + in[2i + 1]` (the last point passes through
-//! when the count is odd). An affine addition needs `1 / (x2 − x1)`; each thread takes a run of pairs and
-//! shares one inversion over the run (Montgomery's trick: prefix products forward, one inversion, then
-//! backwards `1/d_i = inv · prefix_{i−1}` and `inv ← inv · d_i`). Per pair that is 3M for the trick plus
-//! 2M + 1S for the addition, against 8M + 2S for a mixed XYZZ add, but it reads and writes memory per level.
+//! when the count is odd). An affine addition needs `1 / (x2 − x1)`; each lane shares one inversion over all
+//! its pairs (Montgomery's trick: prefix products forward, one inversion, then backwards
+//! `1/d_i = inv · prefix_{i−1}` and `inv ← inv · d_i`). Per pair that is 3M for the trick plus 2M + 1S for the
+//! addition, against 8M + 2S for a mixed XYZZ add, but it reads and writes memory per level. A warp takes
+//! blocks of 32 consecutive pairs (6 KiB of G1 points); the kernel copies each block through shared memory
+//! in 16-byte chunks, so every global load and store of the level is a whole-warp contiguous access (one
+//! lane per pair reading its own 192 bytes would touch 32 cache lines per instruction), and the copy of the
+//! next block (`cp.async`) overlaps the work on the current one. The prefix products sit in the block's
+//! output space word-interleaved across the lanes.
 //! The host runs a few levels and hands the shrunken list to the XYZZ kernels. Degenerate pairs (an
 //! identity operand, `P + P`, `P + (−P)`) are handled per pair: the doubling uses `λ = 3x²/(2y)` (so its
 //! denominator `2y` joins the same batch), the others get denominator 1 and a direct result.
@@ -212,41 +217,75 @@ pub fn pair_sum<F: Field>(p: &Affine<F>, q: &Affine<F>, inv: &F) -> Affine<F> {
     Affine { x: x3, y: y3 }
 }
 
-/// One thread of an affine level: pairs `[start, end)` of `input` (pair `i` is `input[2i], input[2i+1]`; the
-/// pair index `pairs_total` of an odd count is the lone last point, passed through). `prefix` is scratch
-/// written and read at the same indices as the output (the output's x may serve), so `store(i, point)` must
-/// come after `load_prefix(i)`, which this function guarantees.
+/// Pairs per block of an affine level: a warp takes 32 consecutive pairs at a time, lane `l` pair `32k + l`.
+pub const LEVEL_BLOCK_PAIRS: u32 = 32;
+/// Bytes of the unit the affine levels copy through shared memory (one `ld/st .v4.b32`).
+pub const CHUNK_BYTES: usize = 16;
+
+/// Chunks from one slot of `bytes` to the next in a warp's staging area: the slot rounded to an odd number
+/// of chunks, so 8 lanes reading one 16-byte chunk each from their own slot hit 8 different bank groups.
+pub const fn stage_stride(bytes: usize) -> usize {
+    (bytes / CHUNK_BYTES) | 1
+}
+
+/// Dynamic shared memory of one `batch_add_{C}_affine_level` block for points of `point_bytes`: two staging
+/// areas per warp (the block in use and the next one in flight), one pair slot per lane in each (G1 26 KiB,
+/// G2 50 KiB).
+pub const fn affine_level_shared_bytes(point_bytes: usize) -> usize {
+    2 * AFFINE_LEVEL_BLOCK as usize * stage_stride(2 * point_bytes) * CHUNK_BYTES
+}
+
+/// What one lane of an affine level reads and writes. The lane's `j`-th block is block `warp + j·warps` of
+/// the level; its pair there is `32·block + lane`. Every lane of a warp makes the same calls in the same
+/// order (the GPU's implementation copies each block through shared memory and synchronizes the warp); a
+/// lane whose pair is past the end gets `None` and passes `None`.
+pub trait LevelLane<F: Field> {
+    /// The x coordinates of the lane's pair in block `j`.
+    fn xs(&mut self, j: u32) -> Option<(F, F)>;
+    /// The y coordinates of the lane's pair in block `j` (only asked when an x is zero or the two are equal).
+    fn ys(&self, j: u32) -> (F, F);
+    /// Keeps the prefix product of block `j` (in the output's space: it is read back before the sum lands).
+    fn store_prefix(&mut self, j: u32, prefix: F);
+    /// The lane's pair in block `j`.
+    fn pair(&mut self, j: u32) -> Option<(Affine<F>, Affine<F>)>;
+    /// The prefix product kept for block `j`.
+    fn prefix(&self, j: u32) -> F;
+    /// Writes the lane's sum of block `j` (called after `prefix(j)`).
+    fn store(&mut self, j: u32, sum: Option<Affine<F>>);
+}
+
+/// One lane of an affine level over its `blocks` blocks, sharing one inversion (Montgomery's trick): forward
+/// `prefix_j = d_0 · … · d_{j−1}`, one inversion, then backwards `1/d_j = inv · prefix_j`, `inv ← inv · d_j`.
 #[inline(always)]
-pub fn affine_level_run<F: Field>(
-    (start, end): (u32, u32),
-    load_pair: impl Fn(u32) -> (Affine<F>, Affine<F>),
-    store_prefix: impl Fn(u32, F),
-    load_prefix: impl Fn(u32) -> F,
-    store: impl Fn(u32, Affine<F>),
-) {
-    if start >= end {
-        return;
-    }
-    // Forward: prefix_i = d_start · … · d_{i−1}.
+pub fn affine_level_lane<F: Field>(blocks: u32, lane: &mut impl LevelLane<F>) {
     let mut running = F::ONE;
-    let mut i = start;
-    while i < end {
-        let (p, q) = load_pair(i);
-        store_prefix(i, running);
-        running = running.mul(&pair_denominator(&p, &q));
-        i += 1;
+    let mut j = 0;
+    while j < blocks {
+        if let Some((px, qx)) = lane.xs(j) {
+            lane.store_prefix(j, running);
+            running = running.mul(&pair_denominator_lazy(&px, &qx, || lane.ys(j)));
+        }
+        j += 1;
     }
-    // One inversion for the run, then backwards: 1/d_i = inv · prefix_i, inv ← inv · d_i.
     let mut inv = running.inverse();
-    let mut i = end;
-    while i > start {
-        i -= 1;
-        let (p, q) = load_pair(i);
-        let d = pair_denominator(&p, &q);
-        let inv_d = inv.mul(&load_prefix(i));
-        inv = inv.mul(&d);
-        store(i, pair_sum(&p, &q, &inv_d));
+    while j > 0 {
+        j -= 1;
+        let sum = match lane.pair(j) {
+            Some((p, q)) => {
+                let inv_d = inv.mul(&lane.prefix(j));
+                inv = inv.mul(&pair_denominator(&p, &q));
+                Some(pair_sum(&p, &q, &inv_d))
+            }
+            None => None,
+        };
+        lane.store(j, sum);
     }
+}
+
+/// Blocks of `pairs` pairs that warp `warp` of `warps` takes (warp-uniform).
+pub fn level_blocks_of_warp(pairs: u32, warp: u32, warps: u32) -> u32 {
+    let blocks = pairs.div_ceil(LEVEL_BLOCK_PAIRS);
+    if warp < blocks && warps > 0 { (blocks - 1 - warp) / warps + 1 } else { 0 }
 }
 
 /// `acc + other` for the shared-memory trees (general XYZZ addition, 12M + 2S).
@@ -312,24 +351,65 @@ pub mod model {
         tree(accs).to_jacobian()
     }
 
-    /// One affine level with runs of `run` pairs per thread.
-    pub fn affine_level<F: Field>(input: &[Affine<F>], run: u32) -> Vec<Affine<F>> {
-        use core::cell::RefCell;
-        let pairs = (input.len() / 2) as u32;
-        let out = RefCell::new(vec![Affine::<F>::IDENTITY; input.len().div_ceil(2)]);
-        let prefix = RefCell::new(vec![F::ZERO; pairs as usize]);
-        let threads = pairs.div_ceil(run.max(1));
-        for t in 0..threads {
-            let range = (t * run, ((t + 1) * run).min(pairs));
-            affine_level_run(
-                range,
-                |i| (input[2 * i as usize], input[2 * i as usize + 1]),
-                |i, v| prefix.borrow_mut()[i as usize] = v,
-                |i| prefix.borrow()[i as usize],
-                |i, p| out.borrow_mut()[i as usize] = p,
-            );
+    /// One lane of the model's affine level: the GPU's mapping, plain slices instead of staging.
+    struct ModelLane<'a, F> {
+        input: &'a [Affine<F>],
+        out: &'a mut [Affine<F>],
+        prefix: &'a mut [F],
+        pairs: u32,
+        warp: u32,
+        warps: u32,
+        lane: u32,
+    }
+
+    impl<F: Field> ModelLane<'_, F> {
+        fn pair_index(&self, j: u32) -> Option<usize> {
+            let i = (self.warp + j * self.warps) * LEVEL_BLOCK_PAIRS + self.lane;
+            (i < self.pairs).then_some(i as usize)
         }
-        let mut out = out.into_inner();
+    }
+
+    impl<F: Field> LevelLane<F> for ModelLane<'_, F> {
+        fn xs(&mut self, j: u32) -> Option<(F, F)> {
+            self.pair_index(j).map(|i| (self.input[2 * i].x, self.input[2 * i + 1].x))
+        }
+        fn ys(&self, j: u32) -> (F, F) {
+            let i = self.pair_index(j).unwrap_or(0);
+            (self.input[2 * i].y, self.input[2 * i + 1].y)
+        }
+        fn store_prefix(&mut self, j: u32, prefix: F) {
+            if let Some(i) = self.pair_index(j) {
+                self.prefix[i] = prefix;
+            }
+        }
+        fn pair(&mut self, j: u32) -> Option<(Affine<F>, Affine<F>)> {
+            self.pair_index(j).map(|i| (self.input[2 * i], self.input[2 * i + 1]))
+        }
+        fn prefix(&self, j: u32) -> F {
+            self.pair_index(j).map_or(F::ZERO, |i| self.prefix[i])
+        }
+        fn store(&mut self, j: u32, sum: Option<Affine<F>>) {
+            if let (Some(i), Some(sum)) = (self.pair_index(j), sum) {
+                self.out[i] = sum;
+            }
+        }
+    }
+
+    /// One affine level launched as the host does for runs of `run` pairs per thread
+    /// (`ceil(pairs / run)` threads in blocks of [`AFFINE_LEVEL_BLOCK`]).
+    pub fn affine_level<F: Field>(input: &[Affine<F>], run: u32) -> Vec<Affine<F>> {
+        let pairs = (input.len() / 2) as u32;
+        let mut out = vec![Affine::<F>::IDENTITY; input.len().div_ceil(2)];
+        let mut prefix = vec![F::ZERO; pairs as usize];
+        let threads = pairs.div_ceil(run.max(1)).max(1);
+        let warps = threads.div_ceil(AFFINE_LEVEL_BLOCK) * AFFINE_LEVEL_BLOCK / LEVEL_BLOCK_PAIRS;
+        for warp in 0..warps {
+            let blocks = level_blocks_of_warp(pairs, warp, warps);
+            for lane in 0..LEVEL_BLOCK_PAIRS {
+                let mut io = ModelLane { input, out: &mut out, prefix: &mut prefix, pairs, warp, warps, lane };
+                affine_level_lane(blocks, &mut io);
+            }
+        }
         if input.len() % 2 == 1 {
             out[pairs as usize] = input[input.len() - 1];
         }

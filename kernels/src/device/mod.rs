@@ -4,6 +4,7 @@
 //! - [`sync`]: block barrier, warp barrier, memory fences;
 //! - [`warp`]: shuffles (idx / up / down / xor) and votes (all / any / ballot);
 //! - [`atomic`]: relaxed atomics on global or shared memory (`atom.add`, `atom.max`, ...);
+//! - [`copy`]: 16-byte global <-> shared copies (`cp.async`, vector load/store);
 //! - [`shared`]: an arena over the launch-sized dynamic shared memory that hands out typed, aligned,
 //!   non-overlapping slices with bounds checks.
 //!
@@ -18,12 +19,16 @@ pub mod index;
 #[cfg(target_arch = "nvptx64")]
 pub mod sync;
 #[cfg(target_arch = "nvptx64")]
+pub mod copy;
+#[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
 #[cfg(target_arch = "nvptx64")]
 pub use index::*;
 #[cfg(target_arch = "nvptx64")]
 pub use sync::*;
+#[cfg(target_arch = "nvptx64")]
+pub use copy::*;
 #[cfg(target_arch = "nvptx64")]
 pub use warp::*;
 pub use shared::{SharedArena, SharedSlice};

@@ -8,20 +8,25 @@
 //!   `blockDim.x · size_of(Xyzz)`; strided sums then a block tree, one XYZZ partial per block;
 //! - `batch_add_{C}_finish(input, in_per_set, out)`: the same with grid `(1, sets)`, writing `out[set]` as
 //!   Jacobian;
-//! - `batch_add_{C}_affine_level(input, n, output)`: one affine halving level; thread `t` of `T` takes pairs
-//!   `t, t + T, …` (coalesced) and shares one inversion over them.
+//! - `batch_add_{C}_affine_level(input, n, output)`: one affine halving level; warp `w` of `W` takes blocks of
+//!   32 pairs `w, w + W, …` (lane `l` pair `32k + l`), staged through shared memory, and each lane shares one
+//!   inversion over its pairs.
 //!
 //! Scalar split (for provers; `blstrs::Scalar` bytes): `batch_add_classify_scalars`,
 //! `batch_add_count_chunks`, `batch_add_compact_indices`.
 use crate::batch_add::{
-    ScalarClass, WINDOW, accumulate_lane, affine_level_run, classify_scalar, combine, selection_word, window_range,
+    CHUNK_BYTES, LEVEL_BLOCK_PAIRS, LevelLane, ScalarClass, WINDOW, accumulate_lane, affine_level_lane, classify_scalar,
+    combine, level_blocks_of_warp, selection_word, stage_stride, window_range,
 };
 use crate::curve::{Affine, Jacobian, Xyzz, outlined};
 use crate::device::{
     FULL_MASK, SharedArena, SharedSlice, atomic::atomic_add_u32, ballot, block_dim_x, block_idx, grid_dim,
-    lane_id, shfl_xor_u32, sync_threads, thread_idx_x, warp_id_in_block,
+    WARP_SIZE, copy16_shared_to_global, cp_async16, cp_async_wait_all, lane_id, shfl_xor_u32, sync_threads, sync_warp,
+    thread_idx_x, warp_id_in_block,
 };
 use crate::field::{Field, Fq, Fq2, Fr};
+use core::marker::PhantomData;
+use core::mem::{MaybeUninit, size_of};
 
 use super::shared_or_trap;
 
@@ -148,32 +153,267 @@ unsafe fn finish<F: Field>(input: *const Xyzz<F>, in_per_set: u32, out: *mut Jac
     }
 }
 
+/// 16 bytes, the unit of the affine levels' staged copies (`ld/st .v4.b32`, 16-byte aligned).
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Chunk([u32; 4]);
+
+const _: () = assert!(size_of::<Chunk>() == CHUNK_BYTES);
+const _: () = assert!(size_of::<Affine<Fq>>() % CHUNK_BYTES == 0 && size_of::<Affine<Fq2>>() % CHUNK_BYTES == 0);
+
+/// A `T` read from chunk `src`, `src + step`, … (`size_of::<T>()` a multiple of 16).
+///
+/// # Safety
+/// The chunks are readable and 16-byte aligned.
+#[inline(always)]
+unsafe fn read_chunks<T: Copy>(src: *const Chunk, step: usize) -> T {
+    let mut value = MaybeUninit::<T>::uninit();
+    let dst = value.as_mut_ptr().cast::<Chunk>();
+    let mut c = 0;
+    while c < size_of::<T>() / CHUNK_BYTES {
+        // SAFETY: c < the chunks of T (the local is written unaligned); the source is the caller's.
+        unsafe { dst.add(c).write_unaligned(src.add(c * step).read()) };
+        c += 1;
+    }
+    // SAFETY: every byte was written (T is plain data: field limbs).
+    unsafe { value.assume_init() }
+}
+
+/// Writes `value` to chunk `dst`, `dst + step`, ….
+///
+/// # Safety
+/// The chunks are writable and 16-byte aligned.
+#[inline(always)]
+unsafe fn write_chunks<T: Copy>(dst: *mut Chunk, step: usize, value: &T) {
+    let src = (value as *const T).cast::<Chunk>();
+    let mut c = 0;
+    while c < size_of::<T>() / CHUNK_BYTES {
+        // SAFETY: c < the chunks of T; the destination is the caller's.
+        unsafe { dst.add(c * step).write(src.add(c).read_unaligned()) };
+        c += 1;
+    }
+}
+
+/// One lane of `batch_add_{C}_affine_level`. Its warp's blocks go through the warp's two staging areas in
+/// shared memory (one slot of [`stage_stride`] chunks per lane), so that global memory sees whole-warp runs,
+/// and the copy of the next block (`cp.async`) is in flight while the lanes compute on the current one.
+///
+/// The staged sequence has `2 · blocks` steps: the forward pass's blocks `0, 1, …` (x coordinates only), then
+/// the backward pass's `blocks − 1, …, 0` (whole pairs); step `s` lives in area `s % 2`.
+struct StagedLane<F> {
+    input: *const Chunk,
+    output: *mut Chunk,
+    /// The warp's first staging area; the second follows it.
+    areas: *mut Chunk,
+    /// The next step to be used.
+    step: u32,
+    /// This warp's blocks.
+    blocks: u32,
+    pairs: u32,
+    warp: u32,
+    warps: u32,
+    lane: u32,
+    field: PhantomData<F>,
+}
+
+impl<F: Field> StagedLane<F> {
+    /// Chunks of one point and of one coordinate.
+    const POINT: usize = size_of::<Affine<F>>() / CHUNK_BYTES;
+    const COORD: usize = Self::POINT / 2;
+    /// Staging slot strides of a pair (inputs) and of a point (outputs).
+    const PAIR_SLOT: usize = stage_stride(2 * size_of::<Affine<F>>());
+    const POINT_SLOT: usize = stage_stride(size_of::<Affine<F>>());
+
+    fn block(&self, j: u32) -> u32 {
+        self.warp + j * self.warps
+    }
+
+    /// Pairs of block `j` that exist (32 except in the level's last block).
+    fn block_pairs(&self, j: u32) -> u32 {
+        (self.pairs - self.block(j) * LEVEL_BLOCK_PAIRS).min(LEVEL_BLOCK_PAIRS)
+    }
+
+    fn active(&self, j: u32) -> bool {
+        self.lane < self.block_pairs(j)
+    }
+
+    /// First chunk of block `j`'s outputs (`32·block` points in).
+    fn region(&self, j: u32) -> *mut Chunk {
+        // SAFETY: block(j) < ceil(pairs / 32), so the region starts inside the output.
+        unsafe { self.output.add(self.block(j) as usize * LEVEL_BLOCK_PAIRS as usize * Self::POINT) }
+    }
+
+    /// Where the lane's prefix product of block `j` lives, and the step between its chunks: word-interleaved
+    /// across the lanes in a full block (coalesced), in the lane's own output x in the last, partial one.
+    fn prefix_at(&self, j: u32) -> (*mut Chunk, usize) {
+        let lane = self.lane as usize;
+        // SAFETY: a full block's region holds 32 points = 32·POINT chunks >= COORD·32; in a partial block an
+        // active lane's output point is in the output.
+        unsafe {
+            if self.block_pairs(j) == LEVEL_BLOCK_PAIRS {
+                (self.region(j).add(lane), LEVEL_BLOCK_PAIRS as usize)
+            } else {
+                (self.region(j).add(lane * Self::POINT), 1)
+            }
+        }
+    }
+
+    /// Chunks of one staging area (32 pair slots).
+    const AREA: usize = LEVEL_BLOCK_PAIRS as usize * Self::PAIR_SLOT;
+
+    /// The area of staged step `s`.
+    fn area(&self, s: u32) -> *mut Chunk {
+        // SAFETY: the warp owns two consecutive areas.
+        unsafe { self.areas.add((s % 2) as usize * Self::AREA) }
+    }
+
+    /// Block and x-only flag of staged step `s`.
+    fn step_block(&self, s: u32) -> (u32, bool) {
+        if s < self.blocks { (s, true) } else { (2 * self.blocks - 1 - s, false) }
+    }
+
+    /// Starts the copy of step `s`'s pairs (only their x for a forward step) into its area, the warp's lanes
+    /// taking consecutive chunks.
+    ///
+    /// # Safety
+    /// Every lane of the warp has finished reading that area (it last held step `s − 2`).
+    #[inline(always)]
+    unsafe fn issue(&self, s: u32) {
+        let (j, x_only) = self.step_block(s);
+        let area = self.area(s);
+        let pair_chunks = 2 * Self::POINT;
+        let first = self.block(j) as usize * LEVEL_BLOCK_PAIRS as usize * pair_chunks;
+        let valid = self.block_pairs(j) as usize * pair_chunks;
+        let mut v = self.lane as usize;
+        while v < valid {
+            let (slot, within) = (v / pair_chunks, v % pair_chunks);
+            if !x_only || within % Self::POINT < Self::COORD {
+                // SAFETY: v < valid, so chunk first + v is a point of a pair below `pairs` (16-byte aligned: the
+                // input is, and points are whole chunks); slot < 32 is inside the area; the area is free (caller).
+                unsafe { cp_async16(area.add(slot * Self::PAIR_SLOT + within).cast(), self.input.add(first + v).cast()) };
+            }
+            v += WARP_SIZE as usize;
+        }
+    }
+
+    /// Waits for the next step's block, starts the copy of the step after it into the other area, and returns
+    /// the area and the lane's slot in it.
+    ///
+    /// # Safety
+    /// Called by all 32 lanes, once per step, in step order (it synchronizes the warp).
+    #[inline(always)]
+    unsafe fn stage(&mut self) -> (*mut Chunk, *const Chunk) {
+        let s = self.step;
+        cp_async_wait_all();
+        // SAFETY: all lanes are here: their copies of step s have landed, and they have finished with step
+        // s − 1 (its reads, and in the backward pass its stores through the area).
+        unsafe { sync_warp(FULL_MASK) };
+        if s + 1 < 2 * self.blocks {
+            // SAFETY: step s + 1's area last held step s − 1, which every lane has finished with (above).
+            unsafe { self.issue(s + 1) };
+        }
+        self.step = s + 1;
+        let area = self.area(s);
+        // SAFETY: lane < 32 slots.
+        (area, unsafe { area.add(self.lane as usize * Self::PAIR_SLOT) })
+    }
+}
+
+impl<F: Field> LevelLane<F> for StagedLane<F> {
+    fn xs(&mut self, j: u32) -> Option<(F, F)> {
+        // SAFETY: every lane of the warp makes the same calls in step order (affine_level_lane's loops are
+        // warp-uniform, one xs per forward block, one pair per backward block).
+        let (_, slot) = unsafe { self.stage() };
+        // SAFETY: the slot holds the pair's x chunks (read only for an active lane).
+        self.active(j).then(|| unsafe { (read_chunks(slot, 1), read_chunks(slot.add(Self::POINT), 1)) })
+    }
+
+    fn ys(&self, j: u32) -> (F, F) {
+        let i = (self.block(j) * LEVEL_BLOCK_PAIRS + self.lane) as usize;
+        let points = self.input.cast::<Affine<F>>();
+        // SAFETY: asked only for an active lane, whose pair i < pairs has both points in the input.
+        unsafe { ((*points.add(2 * i)).y, (*points.add(2 * i + 1)).y) }
+    }
+
+    fn store_prefix(&mut self, j: u32, prefix: F) {
+        let (at, step) = self.prefix_at(j);
+        // SAFETY: see prefix_at; only this lane uses these chunks until the block's sums are stored.
+        unsafe { write_chunks(at, step, &prefix) }
+    }
+
+    fn pair(&mut self, j: u32) -> Option<(Affine<F>, Affine<F>)> {
+        // SAFETY: as in xs.
+        let (_, slot) = unsafe { self.stage() };
+        // SAFETY: the slot holds the lane's pair.
+        self.active(j).then(|| unsafe { (read_chunks(slot, 1), read_chunks(slot.add(Self::POINT), 1)) })
+    }
+
+    fn prefix(&self, j: u32) -> F {
+        let (at, step) = self.prefix_at(j);
+        // SAFETY: written by store_prefix(j) of this lane.
+        unsafe { read_chunks(at, step) }
+    }
+
+    fn store(&mut self, j: u32, sum: Option<Affine<F>>) {
+        let region = self.region(j);
+        if self.block_pairs(j) < LEVEL_BLOCK_PAIRS {
+            if let Some(sum) = sum {
+                // SAFETY: the lane's own output point (its prefix, read already, was its x).
+                unsafe { write_chunks(region.add(self.lane as usize * Self::POINT), 1, &sum) };
+            }
+            return;
+        }
+        // A full block: the sums go through the area that held its pairs (the other one is being filled) and
+        // out as 32 consecutive points.
+        let area = self.area(self.step - 1);
+        // SAFETY: all lanes are here (warp-uniform branch); every lane has read its pair slot and its
+        // prefix, so the area and the region may be overwritten.
+        unsafe { sync_warp(FULL_MASK) };
+        if let Some(sum) = sum {
+            // SAFETY: lane < 32 point slots (POINT_SLOT <= PAIR_SLOT), inside the area.
+            unsafe { write_chunks(area.add(self.lane as usize * Self::POINT_SLOT), 1, &sum) };
+        }
+        // SAFETY: as above.
+        unsafe { sync_warp(FULL_MASK) };
+        let mut v = self.lane as usize;
+        while v < LEVEL_BLOCK_PAIRS as usize * Self::POINT {
+            // SAFETY: v < 32 points of the region; the slot of point v / POINT holds that sum.
+            unsafe { copy16_shared_to_global(region.add(v).cast(), area.add(v / Self::POINT * Self::POINT_SLOT + v % Self::POINT).cast()) };
+            v += WARP_SIZE as usize;
+        }
+    }
+}
+
 /// Body of `batch_add_{C}_affine_level`.
 ///
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
 unsafe fn affine_level<F: Field>(input: *const Affine<F>, n: u32, output: *mut Affine<F>) {
-    let thread = block_idx().x * block_dim_x() + thread_idx_x();
-    let threads = grid_dim().x * block_dim_x();
+    let lane = lane_id();
+    let warp = (block_idx().x * block_dim_x() + thread_idx_x()) / WARP_SIZE;
+    let warps = grid_dim().x * block_dim_x() / WARP_SIZE;
     let pairs = n / 2;
-    if thread == 0 && n % 2 == 1 {
-        // SAFETY: the lone last point goes to output[pairs] (output holds ceil(n/2) = pairs + 1 entries).
+    if warp == 0 && lane == 0 && n % 2 == 1 {
+        // SAFETY: the lone last point goes to output[pairs] (output holds ceil(n/2) = pairs + 1 entries);
+        // no block's region reaches it (a full block ends at or before `pairs`, a partial one writes only
+        // its pairs' outputs).
         unsafe { output.add(pairs as usize).write(*input.add(n as usize - 1)) };
     }
-    // Pairs thread, thread + threads, …: a warp's loads and stores of one step are contiguous.
-    let count = if thread < pairs { (pairs - 1 - thread) / threads + 1 } else { 0 };
-    let pair = |j: u32| (thread + j * threads) as usize;
-    // SAFETY (closures): j < count, so pair(j) < pairs, 2·pair(j) + 1 < n and pair(j) < ceil(n/2); each output
-    // entry belongs to exactly one thread, whose prefix value sits in that entry's x until the final write
-    // replaces it.
-    affine_level_run(
-        (0, count),
-        |j| unsafe { (*input.add(2 * pair(j)), *input.add(2 * pair(j) + 1)) },
-        |j, v| unsafe { (&raw mut (*output.add(pair(j))).x).write(v) },
-        |j| unsafe { (&raw const (*output.add(pair(j))).x).read() },
-        |j, p| unsafe { output.add(pair(j)).write(p) },
-    );
+    let mut arena = SharedArena::dynamic();
+    let warp_chunks = 2 * StagedLane::<F>::AREA as u32;
+    let all = shared_or_trap::<Chunk>(&mut arena, block_dim_x() / WARP_SIZE * warp_chunks);
+    let blocks = level_blocks_of_warp(pairs, warp, warps);
+    if blocks == 0 {
+        return;
+    }
+    // SAFETY: warp_id_in_block() < blockDim.x / 32 pairs of areas.
+    let areas = unsafe { all.as_ptr().add((warp_id_in_block() * warp_chunks) as usize) };
+    let mut lane_io =
+        StagedLane::<F> { input: input.cast(), output: output.cast(), areas, step: 0, blocks, pairs, warp, warps, lane, field: PhantomData };
+    // SAFETY: nothing has used the areas yet (the stages then keep one step in flight).
+    unsafe { lane_io.issue(0) };
+    affine_level_lane(blocks, &mut lane_io);
 }
 
 /// Body of `batch_add_{C}_expand`.
@@ -275,11 +515,14 @@ macro_rules! batch_add_kernels {
         #[doc = concat!("One affine halving level over ", $curve, " points: `output[i] = input[2i] + input[2i+1]`.")]
         ///
         /// # Safety
-        /// One-dimensional grid of `T` threads (any number: each shares one inversion over its pairs, about
-        /// `(n / 2) / T` of them). Thread `t` handles pairs `i = t, t + T, t + 2T, …` below `n / 2`, reading
-        /// `input[2i], input[2i+1]` and writing `output[i]` (also used as scratch); thread 0 copies the lone
-        /// last point of an odd `n` to `output[n / 2]`. `input` holds `n` points, `output` `ceil(n / 2)`;
-        /// they must not overlap; `n <= 2^31`.
+        /// One-dimensional grid, blocks of a multiple of 32 threads, dynamic shared memory >=
+        /// `batch_add::affine_level_shared_bytes(size_of::<Affine>())` (less traps). Warp `w` of `W` takes the
+        /// 32-pair blocks `k = w, w + W, …` below `ceil((n / 2) / 32)`; lane `l` adds pair `i = 32k + l` (if `i <
+        /// n / 2`), reading `input[2i], input[2i+1]` and writing `output[i]`, and shares one inversion over its
+        /// pairs. A warp's copies go through its own two shared-memory areas; a full block's prefix products and sums
+        /// are written to `output[32k .. 32k + 32]` only (a partial block's lane only to its `output[i]`). Warp 0's
+        /// lane 0 copies the lone last point of an odd `n` to `output[n / 2]`. `input` holds `n` points, `output`
+        /// `ceil(n / 2)`, both 16-byte aligned; they must not overlap; `n <= 2^31`.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $affine_level(input: *const Affine<$field>, n: u32, output: *mut Affine<$field>) {
             // SAFETY: forwarded to the caller.
