@@ -53,8 +53,9 @@ pub enum Method {
     #[default]
     Xyzz,
     /// Affine pairwise levels with one inversion per thread run (Montgomery's trick, ~5M + 1S per pair) while
-    /// the list is large, then XYZZ on what is left. Only for whole, single sets without a bitmap; other
-    /// calls fall back to [`Method::Xyzz`].
+    /// the list is large, then XYZZ on what is left. Only for single sets; under a bitmap the selected points
+    /// are first compacted into an index list on the GPU (no round trip to the host), which needs the set to
+    /// start at a multiple of 32 points. Other calls, and lists too short for a level, use [`Method::Xyzz`].
     Affine,
 }
 
@@ -92,6 +93,7 @@ pub struct BatchAdder<'g, C: Curve> {
     method: Method,
     accumulate: CudaFunction,
     affine_level: CudaFunction,
+    affine_level_gather: CudaFunction,
     /// Per-thread XYZZ sums.
     lane_sums: DeviceBuffer<u8>,
     /// Reduces the lane sums to one point per set.
@@ -101,6 +103,10 @@ pub struct BatchAdder<'g, C: Curve> {
     offsets: DeviceBuffer<u32>,
     /// `[0, points left after the affine levels]`: the one set the XYZZ stage sums (affine method).
     affine_offsets: DeviceBuffer<u32>,
+    /// `[set length]`: the count word the levels read (affine method without a bitmap).
+    affine_count: DeviceBuffer<u32>,
+    /// Compaction of a bitmap for the affine method, allocated by the first call with one.
+    selection: Option<Selection>,
     host_offsets: Vec<usize>,
     out: DeviceBuffer<C::Projective>,
     blocks_per_set: u32,
@@ -120,7 +126,8 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         let sets = set_offsets.len() - 1;
         let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
         let accumulate = gpu.function(&name("accumulate"))?;
-        let affine_level = affine_level_function::<C>(gpu)?;
+        let affine_level = affine_level_function::<C>(gpu, "affine_level")?;
+        let affine_level_gather = affine_level_function::<C>(gpu, "affine_level_gather")?;
 
         // One wave of warps over all sets, but no more warps per set than the longest set has windows.
         let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
@@ -153,11 +160,14 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             method: if affine { Method::Affine } else { Method::Xyzz },
             accumulate,
             affine_level,
+            affine_level_gather,
             lane_sums,
             sums,
             levels,
             offsets: gpu.upload(&offsets_u32)?,
             affine_offsets: gpu.upload(&[0u32, left as u32])?,
+            affine_count: gpu.upload(&[longest as u32])?,
+            selection: None,
             affine_threads,
             host_offsets: set_offsets.to_vec(),
             out: gpu.alloc_zeroed::<C::Projective>(sets)?,
@@ -169,6 +179,17 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// The method in use ([`Method::Affine`] falls back to XYZZ for several sets).
     pub fn method(&self) -> Method {
         self.method
+    }
+
+    /// How many affine levels a call runs before the XYZZ stage, with or without a bitmap: 0 for
+    /// [`Method::Xyzz`], for a set too short for one, and under a bitmap for a set that does not start at a
+    /// multiple of 32 points (those calls are plain XYZZ sums).
+    pub fn affine_levels(&self, with_bitmap: bool) -> usize {
+        let (first, last) = (self.host_offsets[0], self.host_offsets[self.host_offsets.len() - 1]);
+        if self.method != Method::Affine || (with_bitmap && first % 32 != 0) {
+            return 0;
+        }
+        affine_levels(planned_points(last - first, with_bitmap), self.affine_threads).0.len()
     }
 
     /// Queues the sums of `points` (selected by `bitmap` when given) on the compute stream; read them with
@@ -186,8 +207,8 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             return Ok(());
         }
         let stream = self.gpu.stream().clone();
-        if self.method == Method::Affine && bitmap.is_none() {
-            return self.enqueue_affine(points);
+        if self.method == Method::Affine && (bitmap.is_none() || self.affine_levels(true) > 0) {
+            return self.enqueue_affine(points, bitmap);
         }
 
         // 1. Per-thread XYZZ sums.
@@ -212,35 +233,64 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
     }
 
-    /// Affine levels, then XYZZ accumulation of what is left (single set, no bitmap).
-    fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>) -> Result<()> {
+    /// Affine levels, then XYZZ accumulation of what is left (single set). Under a bitmap (set start a multiple
+    /// of 32) the selected points are compacted into `selection.indices` and the first level gathers them;
+    /// their count stays on the device, where every level and the XYZZ stage read it.
+    fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
         let stream = self.gpu.stream().clone();
-        let (plan, left) = affine_levels(self.host_offsets[1] - self.host_offsets[0], self.affine_threads);
-        let first = self.host_offsets[0];
-        let mut n = self.host_offsets[1] - first;
+        let (first, last) = (self.host_offsets[0], self.host_offsets[1]);
+        let set_len = last - first;
+        let (plan, left) = affine_levels(planned_points(set_len, bitmap.is_some()), self.affine_threads);
+        if let Some(bitmap) = bitmap {
+            self.compact(bitmap, first, set_len, plan.len() as u32)?;
+        }
+        let selection = bitmap.and(self.selection.as_ref());
+        let count = match selection {
+            Some(sel) => sel.totals.raw_range(0..1)?,
+            None => self.affine_count.raw_range(0..1)?,
+        };
+        // `n` bounds each level's input (the selected points are at most the set's); `planned` is what the
+        // plan assumed, which sizes the grids.
+        let (mut n, mut planned) = (set_len, planned_points(set_len, bitmap.is_some()));
         let mut src = 2; // 2 = the caller's points, 0/1 = levels[0/1]
-        for run in plan {
-            let cfg = affine_level_cfg::<C>((n / 2).div_ceil(run));
-            let n32 = n as u32;
+        for (shift, &run) in plan.iter().enumerate() {
+            let cfg = affine_level_cfg::<C>((planned / 2).div_ceil(run));
+            let shift32 = shift as u32;
             let dst = if src == 0 { 1 } else { 0 };
             let [l0, l1] = &mut self.levels;
             let (input, output) = match (src, dst) {
-                (2, _) => (points.raw_range(first..first + n)?, l0.raw_mut()),
+                (2, _) => (points.raw_range(first..last)?, l0.raw_mut()),
                 (0, _) => (l0.raw_range(0..n)?, l1.raw_mut()),
                 _ => (l1.raw_range(0..n)?, l0.raw_mut()),
             };
-            let mut launch = stream.launch_builder(&self.affine_level);
-            launch.arg(&input).arg(&n32).arg(output);
-            // SAFETY: batch_add_{C}_affine_level: input holds n < 2^31 points, output at least ceil(n / 2)
-            // (levels were sized for the first level, later ones shrink); distinct buffers, 16-byte aligned
-            // (allocations are, and points are whole 16-byte chunks); blocks of 64 threads with the staging
-            // shared memory (about ceil((n/2)/run) threads, so each shares an inversion over about run pairs).
-            unsafe { launch.launch(cfg) }?;
+            match selection.filter(|_| src == 2) {
+                Some(sel) => {
+                    let mut launch = stream.launch_builder(&self.affine_level_gather);
+                    launch.arg(&input).arg(sel.indices.raw()).arg(&count).arg(output);
+                    // SAFETY: batch_add_{C}_affine_level_gather: `count` is the selected-point count m <= n
+                    // (written by the compaction queued before), `indices` holds m indices below n into the
+                    // set's points; the output holds ceil(n / 2) >= ceil(m / 2) points; distinct buffers,
+                    // 16-byte aligned (allocations are, points are whole chunks, the set starts at a multiple
+                    // of 32 points); blocks of 64 threads with the staging shared memory.
+                    unsafe { launch.launch(cfg) }?;
+                }
+                None => {
+                    let mut launch = stream.launch_builder(&self.affine_level);
+                    launch.arg(&input).arg(&count).arg(&shift32).arg(output);
+                    // SAFETY: batch_add_{C}_affine_level: the list has ceil(count / 2^shift) <= n points (count
+                    // is the set length, or the selected count m <= set length), n < 2^31 of them in the input;
+                    // the output holds at least ceil(n / 2) (levels were sized for the first level, later ones
+                    // shrink); distinct buffers, 16-byte aligned; blocks of 64 threads with the staging shared
+                    // memory (about ceil((n/2)/run) threads, so each shares an inversion over about run pairs).
+                    unsafe { launch.launch(cfg) }?;
+                }
+            }
             n = n.div_ceil(2);
+            planned = planned.div_ceil(2);
             src = dst;
         }
-        if n != left {
-            return Err(Error::InvalidSets(format!("affine levels left {n} points, planned {left}")));
+        if planned != left {
+            return Err(Error::InvalidSets(format!("affine levels left {planned} points, planned {left}")));
         }
         let null = 0u64;
         let cfg = LaunchConfig {
@@ -253,18 +303,81 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             0 => self.levels[0].raw_range(0..n)?,
             _ => self.levels[1].raw_range(0..n)?,
         };
+        let offsets = match selection {
+            Some(sel) => sel.totals.raw_range(1..3)?,
+            None => self.affine_offsets.raw_range(0..2)?,
+        };
         let mut launch = stream.launch_builder(&self.accumulate);
-        launch.arg(&input).arg(self.affine_offsets.raw()).arg(&null).arg(self.lane_sums.raw_mut());
-        // SAFETY: as in `enqueue`, with one set [0, n) of the level buffer and no bitmap.
+        launch.arg(&input).arg(&offsets).arg(&null).arg(self.lane_sums.raw_mut());
+        // SAFETY: as in `enqueue`, with one set [0, k) of the level buffer and no bitmap, k <= n (the set's
+        // points left after the levels, or ceil(m / 2^levels) for m selected ones).
         unsafe { launch.launch(cfg) }?;
         drop(launch);
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
     }
 
+    /// Queues the compaction of the bits `first..first + len` of `bitmap` (`first` a multiple of 32): the
+    /// indices of the selected points (relative to `first`) into `selection.indices`, their count `m` and
+    /// `[0, ceil(m / 2^levels)]` into `selection.totals`.
+    fn compact(&mut self, bitmap: &DeviceBuffer<u32>, first: usize, len: usize, levels: u32) -> Result<()> {
+        if self.selection.is_none() {
+            self.selection = Some(Selection::new(self.gpu, len)?);
+        }
+        let Some(sel) = self.selection.as_mut() else { return Ok(()) };
+        let stream = self.gpu.stream().clone();
+        let bits = bitmap.raw_range(first / 32..first / 32 + len.div_ceil(32))?;
+        let len32 = len as u32;
+        let chunks = sel.chunk_counts.len() as u32;
+        stream.memset_zeros(sel.chunk_counts.raw_mut())?;
+        let chunk_cfg = LaunchConfig { grid_dim: (chunks.max(1), 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = stream.launch_builder(&sel.count);
+        launch.arg(&bits).arg(&len32).arg(sel.chunk_counts.raw_mut());
+        // SAFETY: batch_add_count_chunks: one block per chunk of 1024 words of the len-bit bitmap view (it
+        // holds ceil(len / 32) words, checked by the caller), 256 threads; the counters were zeroed above.
+        unsafe { launch.launch(chunk_cfg) }?;
+        let mut launch = stream.launch_builder(&sel.totals_fn);
+        launch.arg(sel.chunk_counts.raw()).arg(&chunks).arg(&levels).arg(sel.totals.raw_mut());
+        // SAFETY: batch_add_selected_totals: one block of 256 threads with 256 u32 of shared memory;
+        // chunk_counts holds `chunks` counts, totals three words.
+        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
+        let mut launch = stream.launch_builder(&sel.compact);
+        launch.arg(&bits).arg(&len32).arg(sel.chunk_counts.raw()).arg(sel.indices.raw_mut());
+        // SAFETY: batch_add_compact_indices: the count's grid; chunk_counts holds its totals, whose sum is at
+        // most len = the room in `indices`; 256 u32 of shared memory.
+        unsafe { launch.launch(LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
+        Ok(())
+    }
+
     /// Waits for the queued sums and returns them, one per set.
     pub fn sums(&self) -> Result<Vec<C::Projective>> {
         self.gpu.download(&self.out)
+    }
+}
+
+/// The affine method's compaction of a bitmap: kernels and scratch for a set of up to `indices.len()` points.
+struct Selection {
+    count: CudaFunction,
+    totals_fn: CudaFunction,
+    compact: CudaFunction,
+    /// Set bits per chunk of [`CHUNK_WORDS`] bitmap words.
+    chunk_counts: DeviceBuffer<u32>,
+    /// `[m, 0, points left after the levels]`: the selected count and the XYZZ stage's set offsets.
+    totals: DeviceBuffer<u32>,
+    /// The selected points' indices, increasing; the first `m` are written.
+    indices: DeviceBuffer<u32>,
+}
+
+impl Selection {
+    fn new(gpu: &Gpu, len: usize) -> Result<Self> {
+        Ok(Selection {
+            count: gpu.function("batch_add_count_chunks")?,
+            totals_fn: gpu.function("batch_add_selected_totals")?,
+            compact: gpu.function("batch_add_compact_indices")?,
+            chunk_counts: gpu.alloc_zeroed(len.div_ceil(32).div_ceil(CHUNK_WORDS).max(1))?,
+            totals: gpu.alloc_zeroed(3)?,
+            indices: gpu.alloc_zeroed(len)?,
+        })
     }
 }
 
@@ -373,15 +486,24 @@ fn affine_levels(n: usize, threads: usize) -> (Vec<usize>, usize) {
     (plan, n)
 }
 
+/// The list length the affine levels are planned for: the set's, or under a bitmap half of it. The selected
+/// count stays on the GPU (reading it back would stall the stream), so the plan assumes the typical share
+/// (a Groth16 query's scalars equal to 1 are about half); more selected points give the levels longer runs,
+/// fewer give shorter ones.
+fn planned_points(set_len: usize, with_bitmap: bool) -> usize {
+    if with_bitmap { set_len / 2 } else { set_len }
+}
+
 /// Dynamic shared memory of one affine level block (the warps' staging areas).
 fn affine_level_shared<C: Curve>() -> usize {
     affine_level_shared_bytes(std::mem::size_of::<C::Affine>())
 }
 
-/// `batch_add_{C}_affine_level`, allowed its staging shared memory (G2's 50 KiB is past the default 48) and
-/// the full shared carveout (8 G1 blocks per SM need 221 KiB; the level reads nothing through L1 twice).
-fn affine_level_function<C: Curve>(gpu: &Gpu) -> Result<CudaFunction> {
-    let function = gpu.function(&format!("batch_add_{}_affine_level", C::NAME))?;
+/// `batch_add_{C}_{kernel}` (an affine level), allowed its staging shared memory (G2's 50 KiB is past the
+/// default 48) and the full shared carveout (8 G1 blocks per SM need 221 KiB; the level reads nothing through
+/// L1 twice).
+fn affine_level_function<C: Curve>(gpu: &Gpu, kernel: &str) -> Result<CudaFunction> {
+    let function = gpu.function(&format!("batch_add_{}_{kernel}", C::NAME))?;
     gpu.allow_dynamic_shared(&function, affine_level_shared::<C>())?;
     gpu.prefer_max_shared(&function)?;
     Ok(function)
@@ -467,7 +589,6 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
         return Ok(ScalarSplit { ones, others, other_indices, other_count: 0 });
     }
     let stream = gpu.stream().clone();
-    let words32 = words as u32;
     let classify = gpu.function("batch_add_classify_scalars")?;
     let mut launch = stream.launch_builder(&classify);
     launch.arg(scalars.raw()).arg(&n32).arg(ones.raw_mut()).arg(others.raw_mut());
@@ -476,7 +597,7 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
     let count = gpu.function("batch_add_count_chunks")?;
     let chunk_cfg = LaunchConfig { grid_dim: (chunks as u32, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
     let mut launch = stream.launch_builder(&count);
-    launch.arg(others.raw()).arg(&words32).arg(counts.raw_mut());
+    launch.arg(others.raw()).arg(&n32).arg(counts.raw_mut());
     // SAFETY: one block per chunk of 1024 words, 256 threads; `counts` holds one zeroed counter per chunk.
     unsafe { launch.launch(chunk_cfg) }?;
     let other_count: usize = gpu.download(&counts)?.iter().map(|&c| c as usize).sum();
@@ -485,7 +606,7 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
         let compact = gpu.function("batch_add_compact_indices")?;
         let cfg = LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg };
         let mut launch = stream.launch_builder(&compact);
-        launch.arg(others.raw()).arg(&words32).arg(counts.raw()).arg(other_indices.raw_mut());
+        launch.arg(others.raw()).arg(&n32).arg(counts.raw()).arg(other_indices.raw_mut());
         // SAFETY: same grid as the count; counts holds the chunk totals, other_indices their sum; shared
         // memory holds 256 u32.
         unsafe { launch.launch(cfg) }?;
@@ -494,32 +615,54 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
     Ok(ScalarSplit { ones, others, other_indices, other_count })
 }
 
-/// One affine halving level on the GPU (`out[i] = input[2i] + input[2i + 1]`, the last point passed through
-/// for an odd count), about `run` pairs per thread sharing one inversion. Exposed for tests and experiments; the
-/// sums use it through [`Method::Affine`].
+/// One affine halving level on the GPU (`out[i] = list[2i] + list[2i + 1]`, the last point passed through
+/// for an odd count), about `run` pairs per thread sharing one inversion. The list is `input` or, with
+/// `indices`, `input[indices[0]], input[indices[1]], …` (the gathered first level of a bitmap sum). Exposed
+/// for tests and experiments; the sums use it through [`Method::Affine`].
 pub fn affine_level<C: Curve>(
     gpu: &Gpu,
     input: &DeviceBuffer<C::Affine>,
+    indices: Option<&DeviceBuffer<u32>>,
     run: usize,
 ) -> Result<DeviceBuffer<C::Affine>> {
-    let n = input.len();
-    if n > MAX_POINTS {
+    let n = indices.map_or(input.len(), DeviceBuffer::len);
+    if n > MAX_POINTS || input.len() > MAX_POINTS {
         return Err(Error::InvalidSets(format!("{n} points, at most {MAX_POINTS} per call")));
+    }
+    if let Some(ix) = indices {
+        let ix = gpu.download(ix)?;
+        let count = ix.iter().filter(|&&i| i as usize >= input.len()).count();
+        if count > 0 {
+            return Err(Error::IndexOutOfRange { what: "affine level indices", count, limit: input.len() });
+        }
     }
     let run = run.clamp(1, u32::MAX as usize);
     let mut output = gpu.alloc_zeroed::<C::Affine>(n.div_ceil(2))?;
     if n == 0 {
         return Ok(output);
     }
-    let function = affine_level_function::<C>(gpu)?;
-    let n32 = n as u32;
+    let count = gpu.upload(&[n as u32])?;
+    let cfg = affine_level_cfg::<C>((n / 2).div_ceil(run));
     let stream = gpu.stream().clone();
-    let mut launch = stream.launch_builder(&function);
-    launch.arg(input.raw()).arg(&n32).arg(output.raw_mut());
-    // SAFETY: input holds n <= 2^31 points, output ceil(n / 2); ceil((n / 2) / run) threads (at least one, for
-    // the pass-through of n = 1) in blocks of 64 with the staging shared memory; distinct buffers, both whole
-    // allocations (16-byte aligned).
-    unsafe { launch.launch(affine_level_cfg::<C>((n / 2).div_ceil(run))) }?;
+    match indices {
+        Some(ix) => {
+            let function = affine_level_function::<C>(gpu, "affine_level_gather")?;
+            let mut launch = stream.launch_builder(&function);
+            launch.arg(input.raw()).arg(ix.raw()).arg(count.raw()).arg(output.raw_mut());
+            // SAFETY: n = the index count <= 2^31, every index below input's length (checked above); output
+            // holds ceil(n / 2); ceil((n / 2) / run) threads (at least one, for the pass-through of n = 1) in
+            // blocks of 64 with the staging shared memory; distinct whole allocations (16-byte aligned).
+            unsafe { launch.launch(cfg) }?;
+        }
+        None => {
+            let function = affine_level_function::<C>(gpu, "affine_level")?;
+            let shift = 0u32;
+            let mut launch = stream.launch_builder(&function);
+            launch.arg(input.raw()).arg(count.raw()).arg(&shift).arg(output.raw_mut());
+            // SAFETY: as above, the list being input[0..n].
+            unsafe { launch.launch(cfg) }?;
+        }
+    }
     gpu.synchronize()?;
     Ok(output)
 }

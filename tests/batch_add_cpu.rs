@@ -6,7 +6,7 @@ mod common;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2, cast};
-use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap};
+use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap, scattered};
 use common::seeded_rng;
 use ff::Field as _;
 use group::{Curve, Group};
@@ -94,16 +94,22 @@ where
         for run in [1u32, 3, 32, 200] {
             let points = affine_pair_cases::<C>(&mut rng, n);
             let ours: Vec<Affine<C::Field>> = points.iter().map(cast).collect();
-            let level = model::affine_level(&ours, run);
-            assert_eq!(level.len(), n.div_ceil(2));
-            for (i, got) in level.iter().enumerate() {
-                let expected = if 2 * i + 1 < n {
-                    C::Projective::from(points[2 * i]) + C::Projective::from(points[2 * i + 1])
-                } else {
-                    C::Projective::from(points[2 * i])
-                };
-                let got: C::Affine = cast(got);
-                assert_eq!(got, expected.to_affine(), "n = {n}, run = {run}, pair {i} (kind {})", i % 6);
+            // The same list gathered from a table twice its size (the first level under a bitmap).
+            let filler: Vec<Affine<C::Field>> = distinct_points::<C>(&mut rng, n + 1).iter().map(cast).collect();
+            let (table, indices) = scattered(&mut rng, &ours, &filler);
+            for (what, level) in
+                [("plain", model::affine_level(&ours, None, run)), ("gathered", model::affine_level(&table, Some(&indices), run))]
+            {
+                assert_eq!(level.len(), n.div_ceil(2));
+                for (i, got) in level.iter().enumerate() {
+                    let expected = if 2 * i + 1 < n {
+                        C::Projective::from(points[2 * i]) + C::Projective::from(points[2 * i + 1])
+                    } else {
+                        C::Projective::from(points[2 * i])
+                    };
+                    let got: C::Affine = cast(got);
+                    assert_eq!(got, expected.to_affine(), "{what}: n = {n}, run = {run}, pair {i} (kind {})", i % 6);
+                }
             }
         }
     }

@@ -1,12 +1,12 @@
 //! Batch addition on the GPU against blstrs (the CPU reference in `zkgpu::batch_add_cpu`): both methods,
 //! G1 and G2, all points and random bitmaps, many sets per launch, edge cases (empty sets, one point,
-//! identities, `P + (−P)`, the same point twice), odd sizes, 2^16 and 2^20 points (2^22 for the affine levels),
+//! identities, `P + (−P)`, the same point twice), odd sizes, 2^16 and 2^20 points (~5 M for the affine levels),
 //! the scalar split, and the typed errors. Needs a CUDA GPU: `cargo xtask test --gpu`.
 mod common;
 
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
 use common::gpu::gpu;
-use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap};
+use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap, scattered};
 use common::seeded_rng;
 use ff::Field as _;
 use group::Curve;
@@ -38,6 +38,10 @@ where
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     for &n in sizes {
+        if method == Method::Affine && n > 1 << 20 {
+            let adder = zkgpu::batch_add::BatchAdder::<C>::new(&gpu, n, &[0, n], method).unwrap();
+            assert!(adder.affine_levels(false) > 0 && adder.affine_levels(true) > 0, "n = {n}: no affine levels");
+        }
         let points = if n <= 1 << 16 { edge_points::<T>(&mut rng, n, 16) } else { distinct_points::<T>(&mut rng, n) };
         check_sum::<C, T>(&gpu, &points, None, method, name);
         let bitmap = random_bitmap(&mut rng, n);
@@ -73,17 +77,39 @@ fn g2_sums_2_20() {
     check_sizes::<G2, TestG2>("g2_sums_2_20", &[1 << 20], Method::Xyzz);
 }
 
-/// The affine method: the levels only run on large lists (>= 2^21 or so points on an H200), so test there.
+/// The affine method: the levels only run on large lists (on an H200 G1 from ~2.2 M points, and under a bitmap,
+/// planned for half of the set selected, from ~4.4 M; G2 from half that), so test there.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn g1_affine_method_2_22() {
-    check_sizes::<G1, TestG1>("g1_affine_method_2_22", &[1000, (1 << 22) + 7], Method::Affine);
+fn g1_affine_method_large() {
+    check_sizes::<G1, TestG1>("g1_affine_method_large", &[1000, 5_000_011], Method::Affine);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g2_affine_method_2_22() {
     check_sizes::<G2, TestG2>("g2_affine_method_2_22", &[(1 << 22) + 7], Method::Affine);
+}
+
+/// The affine method under a bitmap on single sets that start inside the buffer: at a multiple of 32 points
+/// (the selected points are compacted and gathered; bits past the set's end are set and must be ignored) and
+/// unaligned (a plain XYZZ sum).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_affine_method_bitmap_set_starts() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("g1_affine_method_bitmap_set_starts");
+    let n = 5_000_200;
+    let points = distinct_points::<TestG1>(&mut rng, n);
+    let bitmap = random_bitmap(&mut rng, n);
+    let (device_points, device_bitmap) = (gpu.upload(&points).unwrap(), gpu.upload(&bitmap).unwrap());
+    for (offsets, levels) in [([64, n - 100], true), ([5, n], false)] {
+        let mut adder = zkgpu::batch_add::BatchAdder::<G1>::new(&gpu, n, &offsets, Method::Affine).unwrap();
+        assert_eq!(adder.affine_levels(true) > 0, levels, "{offsets:?}: levels under a bitmap");
+        adder.enqueue(&device_points, Some(&device_bitmap)).unwrap();
+        let expected = batch_add_sets_cpu::<G1>(&points, &offsets, Some(&bitmap)).unwrap();
+        assert_eq!(adder.sums().unwrap(), expected, "set {offsets:?}");
+    }
 }
 
 /// The affine level kernel alone, on every degenerate pair kind and several run lengths.
@@ -101,15 +127,24 @@ where
         for run in [1usize, 3, 32, 200] {
             let points = affine_pair_cases::<T>(&mut rng, n);
             let input = gpu.upload(&points).unwrap();
-            let out = gpu.download(&affine_level::<C>(&gpu, &input, run).unwrap()).unwrap();
-            assert_eq!(out.len(), n.div_ceil(2));
-            for (i, got) in out.iter().enumerate() {
-                let expected = if 2 * i + 1 < n {
-                    T::Projective::from(points[2 * i]) + T::Projective::from(points[2 * i + 1])
-                } else {
-                    T::Projective::from(points[2 * i])
-                };
-                assert_eq!(*got, expected.to_affine(), "n = {n}, run = {run}, pair {i} (kind {})", i % 6);
+            // The same list gathered from a table twice its size (the first level under a bitmap).
+            let filler = distinct_points::<T>(&mut rng, n + 1);
+            let (table, indices) = scattered(&mut rng, &points, &filler);
+            let (table, indices) = (gpu.upload(&table).unwrap(), gpu.upload(&indices).unwrap());
+            for (what, level) in [
+                ("plain", affine_level::<C>(&gpu, &input, None, run)),
+                ("gathered", affine_level::<C>(&gpu, &table, Some(&indices), run)),
+            ] {
+                let out = gpu.download(&level.unwrap()).unwrap();
+                assert_eq!(out.len(), n.div_ceil(2));
+                for (i, got) in out.iter().enumerate() {
+                    let expected = if 2 * i + 1 < n {
+                        T::Projective::from(points[2 * i]) + T::Projective::from(points[2 * i + 1])
+                    } else {
+                        T::Projective::from(points[2 * i])
+                    };
+                    assert_eq!(*got, expected.to_affine(), "{what}: n = {n}, run = {run}, pair {i} (kind {})", i % 6);
+                }
             }
         }
     }

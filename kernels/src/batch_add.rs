@@ -28,7 +28,9 @@
 //! lane per pair reading its own 192 bytes would touch 32 cache lines per instruction), and the copy of the
 //! next block (`cp.async`) overlaps the work on the current one. The prefix products sit in the block's
 //! output space word-interleaved across the lanes.
-//! The host runs a few levels and hands the shrunken list to the XYZZ kernels. Degenerate pairs (an
+//! The host runs a few levels and hands the shrunken list to the XYZZ kernels. Under a bitmap the selected
+//! points are first compacted into an index list (their count stays on the device, where every level reads
+//! it) and the first level gathers its pairs through the indices. Degenerate pairs (an
 //! identity operand, `P + P`, `P + (−P)`) are handled per pair: the doubling uses `λ = 3x²/(2y)` (so its
 //! denominator `2y` joins the same batch), the others get denominator 1 and a direct result.
 
@@ -282,6 +284,15 @@ pub fn affine_level_lane<F: Field>(blocks: u32, lane: &mut impl LevelLane<F>) {
     }
 }
 
+/// Points in the input of an affine level that halves a list of `count` points `shift` times before it:
+/// `ceil(count / 2^shift)` (each level leaves `ceil(n / 2)`). The levels read `count` from device memory, so a
+/// list whose length only the GPU knows (the points a bitmap selects) needs no round trip to the host.
+#[inline(always)]
+pub fn level_input_len(count: u32, shift: u32) -> u32 {
+    let shift = shift.min(32);
+    ((count as u64 + (1u64 << shift) - 1) >> shift) as u32
+}
+
 /// Blocks of `pairs` pairs that warp `warp` of `warps` takes (warp-uniform).
 pub fn level_blocks_of_warp(pairs: u32, warp: u32, warps: u32) -> u32 {
     let blocks = pairs.div_ceil(LEVEL_BLOCK_PAIRS);
@@ -354,6 +365,8 @@ pub mod model {
     /// One lane of the model's affine level: the GPU's mapping, plain slices instead of staging.
     struct ModelLane<'a, F> {
         input: &'a [Affine<F>],
+        /// The gathered first level: point `k` of the list is `input[indices[k]]`.
+        indices: Option<&'a [u32]>,
         out: &'a mut [Affine<F>],
         prefix: &'a mut [F],
         pairs: u32,
@@ -367,15 +380,19 @@ pub mod model {
             let i = (self.warp + j * self.warps) * LEVEL_BLOCK_PAIRS + self.lane;
             (i < self.pairs).then_some(i as usize)
         }
+
+        fn point(&self, k: usize) -> Affine<F> {
+            self.input[self.indices.map_or(k, |ix| ix[k] as usize)]
+        }
     }
 
     impl<F: Field> LevelLane<F> for ModelLane<'_, F> {
         fn xs(&mut self, j: u32) -> Option<(F, F)> {
-            self.pair_index(j).map(|i| (self.input[2 * i].x, self.input[2 * i + 1].x))
+            self.pair_index(j).map(|i| (self.point(2 * i).x, self.point(2 * i + 1).x))
         }
         fn ys(&self, j: u32) -> (F, F) {
             let i = self.pair_index(j).unwrap_or(0);
-            (self.input[2 * i].y, self.input[2 * i + 1].y)
+            (self.point(2 * i).y, self.point(2 * i + 1).y)
         }
         fn store_prefix(&mut self, j: u32, prefix: F) {
             if let Some(i) = self.pair_index(j) {
@@ -383,7 +400,7 @@ pub mod model {
             }
         }
         fn pair(&mut self, j: u32) -> Option<(Affine<F>, Affine<F>)> {
-            self.pair_index(j).map(|i| (self.input[2 * i], self.input[2 * i + 1]))
+            self.pair_index(j).map(|i| (self.point(2 * i), self.point(2 * i + 1)))
         }
         fn prefix(&self, j: u32) -> F {
             self.pair_index(j).map_or(F::ZERO, |i| self.prefix[i])
@@ -396,22 +413,24 @@ pub mod model {
     }
 
     /// One affine level launched as the host does for runs of `run` pairs per thread
-    /// (`ceil(pairs / run)` threads in blocks of [`AFFINE_LEVEL_BLOCK`]).
-    pub fn affine_level<F: Field>(input: &[Affine<F>], run: u32) -> Vec<Affine<F>> {
-        let pairs = (input.len() / 2) as u32;
-        let mut out = vec![Affine::<F>::IDENTITY; input.len().div_ceil(2)];
+    /// (`ceil(pairs / run)` threads in blocks of [`AFFINE_LEVEL_BLOCK`]) over the list `input` or, with
+    /// `indices`, over the gathered list `input[indices[0]], input[indices[1]], …`.
+    pub fn affine_level<F: Field>(input: &[Affine<F>], indices: Option<&[u32]>, run: u32) -> Vec<Affine<F>> {
+        let n = indices.map_or(input.len(), <[u32]>::len);
+        let pairs = (n / 2) as u32;
+        let mut out = vec![Affine::<F>::IDENTITY; n.div_ceil(2)];
         let mut prefix = vec![F::ZERO; pairs as usize];
         let threads = pairs.div_ceil(run.max(1)).max(1);
         let warps = threads.div_ceil(AFFINE_LEVEL_BLOCK) * AFFINE_LEVEL_BLOCK / LEVEL_BLOCK_PAIRS;
         for warp in 0..warps {
             let blocks = level_blocks_of_warp(pairs, warp, warps);
             for lane in 0..LEVEL_BLOCK_PAIRS {
-                let mut io = ModelLane { input, out: &mut out, prefix: &mut prefix, pairs, warp, warps, lane };
+                let mut io = ModelLane { input, indices, out: &mut out, prefix: &mut prefix, pairs, warp, warps, lane };
                 affine_level_lane(blocks, &mut io);
             }
         }
-        if input.len() % 2 == 1 {
-            out[pairs as usize] = input[input.len() - 1];
+        if n % 2 == 1 {
+            out[pairs as usize] = input[indices.map_or(n - 1, |ix| ix[n - 1] as usize)];
         }
         out
     }

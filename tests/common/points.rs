@@ -71,3 +71,18 @@ where
     }
     points
 }
+
+/// `list` hidden in a larger table: `list` and `filler` at random positions of the table, and the positions of
+/// `list`'s entries (`table[indices[k]] == list[k]`), for the gathered affine level.
+pub fn scattered<T: Copy>(rng: &mut ChaCha20Rng, list: &[T], filler: &[T]) -> (Vec<T>, Vec<u32>) {
+    let all: Vec<T> = list.iter().chain(filler).copied().collect();
+    let mut position: Vec<u32> = (0..all.len() as u32).collect();
+    for i in (1..position.len()).rev() {
+        position.swap(i, rng.next_u32() as usize % (i + 1));
+    }
+    let mut table = all.clone();
+    for (k, &p) in position.iter().enumerate() {
+        table[p as usize] = all[k];
+    }
+    (table, position[..list.len()].to_vec())
+}

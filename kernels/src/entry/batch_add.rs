@@ -8,21 +8,25 @@
 //!   `blockDim.x · size_of(Xyzz)`; strided sums then a block tree, one XYZZ partial per block;
 //! - `batch_add_{C}_finish(input, in_per_set, out)`: the same with grid `(1, sets)`, writing `out[set]` as
 //!   Jacobian;
-//! - `batch_add_{C}_affine_level(input, n, output)`: one affine halving level; warp `w` of `W` takes blocks of
+//! - `batch_add_{C}_affine_level(input, count, shift, output)`: one affine halving level over
+//!   `n = ceil(*count / 2^shift)` points (the count lives on the device); warp `w` of `W` takes blocks of
 //!   32 pairs `w, w + W, …` (lane `l` pair `32k + l`), staged through shared memory, and each lane shares one
-//!   inversion over its pairs.
+//!   inversion over its pairs;
+//! - `batch_add_{C}_affine_level_gather(points, indices, count, output)`: the same level over the points a
+//!   bitmap selects (`points[indices[k]]`), the first level of the affine method under a bitmap.
 //!
-//! Scalar split (for provers; `blstrs::Scalar` bytes): `batch_add_classify_scalars`,
-//! `batch_add_count_chunks`, `batch_add_compact_indices`.
+//! Compaction of a bitmap (the scalar split for provers, and the affine method's selected points):
+//! `batch_add_classify_scalars`, `batch_add_count_chunks`, `batch_add_selected_totals`,
+//! `batch_add_compact_indices`.
 use crate::batch_add::{
     CHUNK_BYTES, LEVEL_BLOCK_PAIRS, LevelLane, ScalarClass, WINDOW, accumulate_lane, affine_level_lane, classify_scalar,
-    combine, level_blocks_of_warp, selection_word, stage_stride, window_range,
+    combine, level_blocks_of_warp, level_input_len, selection_word, stage_stride, window_range,
 };
 use crate::curve::{Affine, Jacobian, Xyzz, outlined};
 use crate::device::{
     FULL_MASK, SharedArena, SharedSlice, atomic::atomic_add_u32, ballot, block_dim_x, block_idx, grid_dim,
     WARP_SIZE, copy16_shared_to_global, cp_async16, cp_async_wait_all, lane_id, shfl_xor_u32, sync_threads, sync_warp,
-    thread_idx_x, warp_id_in_block,
+    shfl_idx_u32, shfl_up_u32, thread_idx_x, warp_id_in_block,
 };
 use crate::field::{Field, Fq, Fq2, Fr};
 use core::marker::PhantomData;
@@ -200,8 +204,13 @@ unsafe fn write_chunks<T: Copy>(dst: *mut Chunk, step: usize, value: &T) {
 ///
 /// The staged sequence has `2 · blocks` steps: the forward pass's blocks `0, 1, …` (x coordinates only), then
 /// the backward pass's `blocks − 1, …, 0` (whole pairs); step `s` lives in area `s % 2`.
-struct StagedLane<F> {
+///
+/// With `GATHER` the level's list is `input[indices[0]], input[indices[1]], …` (the points a bitmap selects):
+/// the copies read each point's 16-byte chunks from where its index says; without, point `k` is `input[k]`.
+struct StagedLane<F, const GATHER: bool> {
     input: *const Chunk,
+    /// The list's point indices into `input` (`GATHER` only).
+    indices: *const u32,
     output: *mut Chunk,
     /// The warp's first staging area; the second follows it.
     areas: *mut Chunk,
@@ -216,7 +225,7 @@ struct StagedLane<F> {
     field: PhantomData<F>,
 }
 
-impl<F: Field> StagedLane<F> {
+impl<F: Field, const GATHER: bool> StagedLane<F, GATHER> {
     /// Chunks of one point and of one coordinate.
     const POINT: usize = size_of::<Affine<F>>() / CHUNK_BYTES;
     const COORD: usize = Self::POINT / 2;
@@ -226,6 +235,16 @@ impl<F: Field> StagedLane<F> {
 
     fn block(&self, j: u32) -> u32 {
         self.warp + j * self.warps
+    }
+
+    /// The list's point `k`.
+    ///
+    /// # Safety
+    /// `k` is below the list's length (with `GATHER`, `indices[k]` names a point of `input`).
+    #[inline(always)]
+    unsafe fn point(&self, k: usize) -> *const Affine<F> {
+        // SAFETY: the caller's bounds.
+        unsafe { self.input.cast::<Affine<F>>().add(if GATHER { *self.indices.add(k) as usize } else { k }) }
     }
 
     /// Pairs of block `j` that exist (32 except in the level's last block).
@@ -276,14 +295,19 @@ impl<F: Field> StagedLane<F> {
     /// taking consecutive chunks.
     ///
     /// # Safety
-    /// Every lane of the warp has finished reading that area (it last held step `s − 2`).
+    /// Called by all 32 lanes (a gathered copy shuffles); every lane of the warp has finished reading that
+    /// area (it last held step `s − 2`).
     #[inline(always)]
     unsafe fn issue(&self, s: u32) {
         let (j, x_only) = self.step_block(s);
         let area = self.area(s);
         let pair_chunks = 2 * Self::POINT;
-        let first = self.block(j) as usize * LEVEL_BLOCK_PAIRS as usize * pair_chunks;
         let valid = self.block_pairs(j) as usize * pair_chunks;
+        if GATHER {
+            // SAFETY: forwarded (all lanes are here).
+            return unsafe { self.issue_gathered(j, x_only, area, valid) };
+        }
+        let first = self.block(j) as usize * LEVEL_BLOCK_PAIRS as usize * pair_chunks;
         let mut v = self.lane as usize;
         while v < valid {
             let (slot, within) = (v / pair_chunks, v % pair_chunks);
@@ -296,13 +320,46 @@ impl<F: Field> StagedLane<F> {
         }
     }
 
+    /// [`Self::issue`] for a gathered list: each lane loads the two indices of its own pair in block `j` once,
+    /// and every chunk's copy takes its point's index from that lane by shuffle, so the copies wait for one
+    /// round of index loads instead of one per chunk (each a dependent load before its `cp.async`).
+    ///
+    /// # Safety
+    /// As [`Self::issue`]; `valid` is the block's pairs times the chunks of a pair.
+    #[inline(always)]
+    unsafe fn issue_gathered(&self, j: u32, x_only: bool, area: *mut Chunk, valid: usize) {
+        let pair_chunks = 2 * Self::POINT;
+        let pair = (self.block(j) * LEVEL_BLOCK_PAIRS + self.lane) as usize;
+        // SAFETY: an active lane's pair is below `pairs`, so both its points are in the list (indices).
+        let (first, second) =
+            if self.active(j) { unsafe { (*self.indices.add(2 * pair), *self.indices.add(2 * pair + 1)) } } else { (0, 0) };
+        // Whole-warp rounds (the shuffles need every lane); lanes past `valid` copy nothing.
+        let mut round = 0;
+        while round < valid.div_ceil(WARP_SIZE as usize) {
+            let v = round * WARP_SIZE as usize + self.lane as usize;
+            let (slot, within) = (v / pair_chunks, v % pair_chunks);
+            // SAFETY: all 32 lanes run the same rounds (the bound is warp-uniform).
+            let (a, b) = unsafe { (shfl_idx_u32(FULL_MASK, first, slot as u32), shfl_idx_u32(FULL_MASK, second, slot as u32)) };
+            let point = if within < Self::POINT { a } else { b } as usize;
+            if v < valid && (!x_only || within % Self::POINT < Self::COORD) {
+                // SAFETY: v < valid, so slot < block_pairs names an active lane whose indices name points of the
+                // input (16-byte aligned); slot < 32 is inside the area; the area is free (caller).
+                unsafe {
+                    let src = self.input.add(point * Self::POINT + within % Self::POINT);
+                    cp_async16(area.add(slot * Self::PAIR_SLOT + within).cast(), src.cast())
+                };
+            }
+            round += 1;
+        }
+    }
+
     /// Waits for the next step's block, starts the copy of the step after it into the other area, and returns
-    /// the area and the lane's slot in it.
+    /// the lane's slot in the area.
     ///
     /// # Safety
     /// Called by all 32 lanes, once per step, in step order (it synchronizes the warp).
     #[inline(always)]
-    unsafe fn stage(&mut self) -> (*mut Chunk, *const Chunk) {
+    unsafe fn stage(&mut self) -> *const Chunk {
         let s = self.step;
         cp_async_wait_all();
         // SAFETY: all lanes are here: their copies of step s have landed, and they have finished with step
@@ -313,26 +370,24 @@ impl<F: Field> StagedLane<F> {
             unsafe { self.issue(s + 1) };
         }
         self.step = s + 1;
-        let area = self.area(s);
         // SAFETY: lane < 32 slots.
-        (area, unsafe { area.add(self.lane as usize * Self::PAIR_SLOT) })
+        unsafe { self.area(s).add(self.lane as usize * Self::PAIR_SLOT) }
     }
 }
 
-impl<F: Field> LevelLane<F> for StagedLane<F> {
+impl<F: Field, const GATHER: bool> LevelLane<F> for StagedLane<F, GATHER> {
     fn xs(&mut self, j: u32) -> Option<(F, F)> {
         // SAFETY: every lane of the warp makes the same calls in step order (affine_level_lane's loops are
         // warp-uniform, one xs per forward block, one pair per backward block).
-        let (_, slot) = unsafe { self.stage() };
+        let slot = unsafe { self.stage() };
         // SAFETY: the slot holds the pair's x chunks (read only for an active lane).
         self.active(j).then(|| unsafe { (read_chunks(slot, 1), read_chunks(slot.add(Self::POINT), 1)) })
     }
 
     fn ys(&self, j: u32) -> (F, F) {
         let i = (self.block(j) * LEVEL_BLOCK_PAIRS + self.lane) as usize;
-        let points = self.input.cast::<Affine<F>>();
-        // SAFETY: asked only for an active lane, whose pair i < pairs has both points in the input.
-        unsafe { ((*points.add(2 * i)).y, (*points.add(2 * i + 1)).y) }
+        // SAFETY: asked only for an active lane, whose pair i < pairs has both points in the list.
+        unsafe { ((*self.point(2 * i)).y, (*self.point(2 * i + 1)).y) }
     }
 
     fn store_prefix(&mut self, j: u32, prefix: F) {
@@ -343,7 +398,7 @@ impl<F: Field> LevelLane<F> for StagedLane<F> {
 
     fn pair(&mut self, j: u32) -> Option<(Affine<F>, Affine<F>)> {
         // SAFETY: as in xs.
-        let (_, slot) = unsafe { self.stage() };
+        let slot = unsafe { self.stage() };
         // SAFETY: the slot holds the lane's pair.
         self.active(j).then(|| unsafe { (read_chunks(slot, 1), read_chunks(slot.add(Self::POINT), 1)) })
     }
@@ -384,36 +439,55 @@ impl<F: Field> LevelLane<F> for StagedLane<F> {
     }
 }
 
-/// Body of `batch_add_{C}_affine_level`.
+/// Body of `batch_add_{C}_affine_level` (`GATHER = false`: the list is `input[0..n]`) and of
+/// `batch_add_{C}_affine_level_gather` (the list is `input[indices[k]]`, `k < n`); `n = ceil(*count / 2^shift)`.
 ///
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn affine_level<F: Field>(input: *const Affine<F>, n: u32, output: *mut Affine<F>) {
+unsafe fn affine_level<F: Field, const GATHER: bool>(
+    input: *const Affine<F>,
+    indices: *const u32,
+    count: *const u32,
+    shift: u32,
+    output: *mut Affine<F>,
+) {
     let lane = lane_id();
     let warp = (block_idx().x * block_dim_x() + thread_idx_x()) / WARP_SIZE;
     let warps = grid_dim().x * block_dim_x() / WARP_SIZE;
+    // SAFETY: count is one readable word (caller).
+    let n = level_input_len(unsafe { *count }, shift);
     let pairs = n / 2;
-    if warp == 0 && lane == 0 && n % 2 == 1 {
-        // SAFETY: the lone last point goes to output[pairs] (output holds ceil(n/2) = pairs + 1 entries);
-        // no block's region reaches it (a full block ends at or before `pairs`, a partial one writes only
-        // its pairs' outputs).
-        unsafe { output.add(pairs as usize).write(*input.add(n as usize - 1)) };
-    }
     let mut arena = SharedArena::dynamic();
-    let warp_chunks = 2 * StagedLane::<F>::AREA as u32;
+    let warp_chunks = 2 * StagedLane::<F, GATHER>::AREA as u32;
     let all = shared_or_trap::<Chunk>(&mut arena, block_dim_x() / WARP_SIZE * warp_chunks);
-    let blocks = level_blocks_of_warp(pairs, warp, warps);
-    if blocks == 0 {
-        return;
-    }
     // SAFETY: warp_id_in_block() < blockDim.x / 32 pairs of areas.
     let areas = unsafe { all.as_ptr().add((warp_id_in_block() * warp_chunks) as usize) };
-    let mut lane_io =
-        StagedLane::<F> { input: input.cast(), output: output.cast(), areas, step: 0, blocks, pairs, warp, warps, lane, field: PhantomData };
+    let mut lane_io = StagedLane::<F, GATHER> {
+        input: input.cast(),
+        indices,
+        output: output.cast(),
+        areas,
+        step: 0,
+        blocks: level_blocks_of_warp(pairs, warp, warps),
+        pairs,
+        warp,
+        warps,
+        lane,
+        field: PhantomData,
+    };
+    if warp == 0 && lane == 0 && n % 2 == 1 {
+        // SAFETY: the lone last point of the list goes to output[pairs] (output holds ceil(n/2) = pairs + 1
+        // entries); no block's region reaches it (a full block ends at or before `pairs`, a partial one writes
+        // only its pairs' outputs).
+        unsafe { output.add(pairs as usize).write(*lane_io.point(n as usize - 1)) };
+    }
+    if lane_io.blocks == 0 {
+        return;
+    }
     // SAFETY: nothing has used the areas yet (the stages then keep one step in flight).
     unsafe { lane_io.issue(0) };
-    affine_level_lane(blocks, &mut lane_io);
+    affine_level_lane(lane_io.blocks, &mut lane_io);
 }
 
 /// Body of `batch_add_{C}_expand`.
@@ -441,7 +515,7 @@ unsafe fn expand<F: Field>(seeds: *const Jacobian<F>, step: *const Affine<F>, ru
 }
 
 macro_rules! batch_add_kernels {
-    ($field:ty, $accumulate:ident, $reduce:ident, $finish:ident, $affine_level:ident, $expand:ident, $curve:literal) => {
+    ($field:ty, $accumulate:ident, $reduce:ident, $finish:ident, $affine_level:ident, $affine_level_gather:ident, $expand:ident, $curve:literal) => {
         #[doc = concat!("Benchmark inputs: `out[t·run + j] = seeds[t] + j·step` (", $curve, "; seeds Jacobian, rest affine).")]
         ///
         /// # Safety
@@ -516,23 +590,47 @@ macro_rules! batch_add_kernels {
         ///
         /// # Safety
         /// One-dimensional grid, blocks of a multiple of 32 threads, dynamic shared memory >=
-        /// `batch_add::affine_level_shared_bytes(size_of::<Affine>())` (less traps). Warp `w` of `W` takes the
-        /// 32-pair blocks `k = w, w + W, …` below `ceil((n / 2) / 32)`; lane `l` adds pair `i = 32k + l` (if `i <
-        /// n / 2`), reading `input[2i], input[2i+1]` and writing `output[i]`, and shares one inversion over its
-        /// pairs. A warp's copies go through its own two shared-memory areas; a full block's prefix products and sums
-        /// are written to `output[32k .. 32k + 32]` only (a partial block's lane only to its `output[i]`). Warp 0's
+        /// `batch_add::affine_level_shared_bytes(size_of::<Affine>())` (less traps). The list has
+        /// `n = ceil(*count / 2^shift)` points (`count`: one readable word). Warp `w` of `W` takes the 32-pair
+        /// blocks `k = w, w + W, …` below `ceil((n / 2) / 32)`; lane `l` adds pair `i = 32k + l` (if `i < n / 2`),
+        /// reading `input[2i], input[2i+1]` and writing `output[i]`, and shares one inversion over its pairs. A
+        /// warp's copies go through its own two shared-memory areas; a full block's prefix products and sums are
+        /// written to `output[32k .. 32k + 32]` only (a partial block's lane only to its `output[i]`). Warp 0's
         /// lane 0 copies the lone last point of an odd `n` to `output[n / 2]`. `input` holds `n` points, `output`
         /// `ceil(n / 2)`, both 16-byte aligned; they must not overlap; `n <= 2^31`.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $affine_level(input: *const Affine<$field>, n: u32, output: *mut Affine<$field>) {
+        pub unsafe extern "ptx-kernel" fn $affine_level(
+            input: *const Affine<$field>,
+            count: *const u32,
+            shift: u32,
+            output: *mut Affine<$field>,
+        ) {
             // SAFETY: forwarded to the caller.
-            unsafe { affine_level(input, n, output) }
+            unsafe { affine_level::<$field, false>(input, core::ptr::null(), count, shift, output) }
+        }
+
+        #[doc = concat!("The first affine level over the ", $curve, " points a bitmap selects: `output[i] = ")]
+        #[doc = "points[indices[2i]] + points[indices[2i+1]]` for the `n = *count` indices."]
+        ///
+        /// # Safety
+        /// As the plain level (with `shift = 0`), where the list's point `k` is `points[indices[k]]`: `indices`
+        /// holds `n` entries, each naming a point of `points` (16-byte aligned); `output` holds `ceil(n / 2)`
+        /// points and overlaps neither.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $affine_level_gather(
+            points: *const Affine<$field>,
+            indices: *const u32,
+            count: *const u32,
+            output: *mut Affine<$field>,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe { affine_level::<$field, true>(points, indices, count, 0, output) }
         }
     };
 }
 
-batch_add_kernels!(Fq, batch_add_g1_accumulate, batch_add_g1_reduce, batch_add_g1_finish, batch_add_g1_affine_level, batch_add_g1_expand, "G1");
-batch_add_kernels!(Fq2, batch_add_g2_accumulate, batch_add_g2_reduce, batch_add_g2_finish, batch_add_g2_affine_level, batch_add_g2_expand, "G2");
+batch_add_kernels!(Fq, batch_add_g1_accumulate, batch_add_g1_reduce, batch_add_g1_finish, batch_add_g1_affine_level, batch_add_g1_affine_level_gather, batch_add_g1_expand, "G1");
+batch_add_kernels!(Fq2, batch_add_g2_accumulate, batch_add_g2_reduce, batch_add_g2_finish, batch_add_g2_affine_level, batch_add_g2_affine_level_gather, batch_add_g2_expand, "G2");
 
 /// Classifies scalars for a prover: bit `i` of `ones` is set when `scalars[i] == 1`, of `others` when it is
 /// neither 0 nor 1 (its point goes to the MSM).
@@ -583,98 +681,181 @@ unsafe fn warp_sum(mut value: u32) -> u32 {
     value
 }
 
+/// Word `w` of a bitmap of `len` bits, its bits at `len` and past cleared (0 for a word past the end).
+///
+/// # Safety
+/// `ceil(len / 32)` words of `bits` are readable.
+#[inline(always)]
+unsafe fn bitmap_word(bits: *const u32, len: u32, w: u32) -> u32 {
+    let start = w as u64 * 32;
+    if start >= len as u64 {
+        return 0;
+    }
+    let valid = len as u64 - start;
+    // SAFETY: w < ceil(len / 32).
+    let word = unsafe { *bits.add(w as usize) };
+    if valid >= 32 { word } else { word & ((1u32 << valid) - 1) }
+}
+
 /// The set bits of this thread's [`WORDS_PER_THREAD`] words of chunk `chunk`.
 ///
 /// # Safety
-/// `words` entries of `bits` are readable.
+/// As [`bitmap_word`].
 #[inline(always)]
-unsafe fn thread_popcount(bits: *const u32, words: u32, chunk: u32) -> u32 {
+unsafe fn thread_popcount(bits: *const u32, len: u32, chunk: u32) -> u32 {
     let first = chunk * CHUNK_WORDS + thread_idx_x() * WORDS_PER_THREAD;
     let mut count = 0;
     for k in 0..WORDS_PER_THREAD {
-        if first + k < words {
-            // SAFETY: first + k < words.
-            count += unsafe { *bits.add((first + k) as usize) }.count_ones();
-        }
+        // SAFETY: forwarded.
+        count += unsafe { bitmap_word(bits, len, first + k) }.count_ones();
     }
     count
 }
 
-/// `chunk_counts[c]` += set bits of words `[c · CHUNK_WORDS, (c + 1) · CHUNK_WORDS)` of `bits`.
+/// `chunk_counts[c]` += set bits of words `[c · CHUNK_WORDS, (c + 1) · CHUNK_WORDS)` of the `len`-bit bitmap
+/// `bits` (bits at `len` and past are ignored).
 ///
 /// # Safety
-/// Grid `(ceil(words / CHUNK_WORDS))`, blocks of [`COMPACT_BLOCK`] threads; `bits` holds `words` words,
-/// `chunk_counts` one zero-initialised counter per block (lane 0 of each warp adds atomically).
+/// Grid `(ceil(ceil(len / 32) / CHUNK_WORDS))`, blocks of [`COMPACT_BLOCK`] threads; `bits` holds
+/// `ceil(len / 32)` words, `chunk_counts` one zero-initialised counter per block (lane 0 of each warp adds
+/// atomically).
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn batch_add_count_chunks(bits: *const u32, words: u32, chunk_counts: *mut u32) {
+pub unsafe extern "ptx-kernel" fn batch_add_count_chunks(bits: *const u32, len: u32, chunk_counts: *mut u32) {
     let chunk = block_idx().x;
     // SAFETY: forwarded bounds; all lanes take part in warp_sum.
-    let total = unsafe { warp_sum(thread_popcount(bits, words, chunk)) };
+    let total = unsafe { warp_sum(thread_popcount(bits, len, chunk)) };
     if lane_id() == 0 && total != 0 {
         // SAFETY: chunk < number of counters; only atomic accesses meanwhile.
         unsafe { atomic_add_u32(chunk_counts.add(chunk as usize), total) };
     }
 }
 
-/// Writes the indices of the set bits of `bits`, in increasing order, to `indices` (deterministic).
+/// Totals of the chunk counts for the affine levels over a selection: `totals[0]` = the selected points `m`
+/// (the gathered level's count), `totals[1] = 0` and `totals[2] = ceil(m / 2^shift)`, which is the set the XYZZ
+/// stage sums after `shift` levels (`totals[1..3]` are its set offsets).
 ///
 /// # Safety
-/// Grid `(chunks)` with `chunks = ceil(words / CHUNK_WORDS)`, blocks of [`COMPACT_BLOCK`] threads, dynamic
-/// shared memory >= `COMPACT_BLOCK · 4` bytes. `chunk_counts` holds the `chunks` totals of
-/// `batch_add_count_chunks`; `indices` holds at least their sum. Thread `t` of block `c` writes the indices of
-/// its words' bits at `sum(chunk_counts[..c]) + (bits of earlier threads of the chunk)`. No aliasing.
+/// One block of [`COMPACT_BLOCK`] threads (dynamic shared memory >= `COMPACT_BLOCK · 4` bytes); `chunk_counts`
+/// holds `chunks` counts; `totals` three words. Thread 0 writes `totals`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn batch_add_selected_totals(chunk_counts: *const u32, chunks: u32, shift: u32, totals: *mut u32) {
+    let t = thread_idx_x();
+    let mut own = 0u32;
+    let mut k = t;
+    while k < chunks {
+        // SAFETY: k < chunks.
+        own = own.wrapping_add(unsafe { *chunk_counts.add(k as usize) });
+        k += COMPACT_BLOCK;
+    }
+    let mut arena = SharedArena::dynamic();
+    let warps = shared_or_trap::<u32>(&mut arena, COMPACT_BLOCK);
+    // SAFETY: all threads take part in the warp sum and the barrier; one slot per warp.
+    unsafe {
+        let sum = warp_sum(own);
+        if lane_id() == 0 {
+            warps.set_unchecked(warp_id_in_block() as usize, sum);
+        }
+        sync_threads();
+    }
+    if t == 0 {
+        let mut m = 0u32;
+        for w in 0..COMPACT_BLOCK / WINDOW {
+            // SAFETY: w < the block's warps, each wrote its slot before the barrier.
+            m = m.wrapping_add(unsafe { warps.get_unchecked(w as usize) });
+        }
+        // SAFETY: totals holds three words; only thread 0 writes.
+        unsafe {
+            totals.write(m);
+            totals.add(1).write(0);
+            totals.add(2).write(level_input_len(m, shift));
+        }
+    }
+}
+
+/// Writes the indices of the set bits of the `len`-bit bitmap `bits`, in increasing order, to `indices`
+/// (deterministic).
+///
+/// Block `c` takes its chunk's words in rounds of [`COMPACT_BLOCK`] consecutive words (one per thread); a
+/// block scan of the words' bit counts gives each word's place, and each warp then writes its 32 words one at
+/// a time, lane `l` storing bit `l`, so a store instruction writes one word's indices side by side.
+///
+/// # Safety
+/// Grid `(chunks)` with `chunks = ceil(ceil(len / 32) / CHUNK_WORDS)`, blocks of [`COMPACT_BLOCK`] threads,
+/// dynamic shared memory >= `COMPACT_BLOCK · 4` bytes. `chunk_counts` holds the `chunks` totals of
+/// `batch_add_count_chunks`; `indices` holds at least their sum. Block `c` writes the indices of its chunk's
+/// bits at `sum(chunk_counts[..c])` on. No aliasing.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn batch_add_compact_indices(
     bits: *const u32,
-    words: u32,
+    len: u32,
     chunk_counts: *const u32,
     indices: *mut u32,
 ) {
-    let (chunk, t) = (block_idx().x, thread_idx_x());
+    let (chunk, t, lane, warp) = (block_idx().x, thread_idx_x(), lane_id(), warp_id_in_block());
+    let warps = COMPACT_BLOCK / WINDOW;
     let mut arena = SharedArena::dynamic();
-    let scan = shared_or_trap::<u32>(&mut arena, COMPACT_BLOCK);
-    // Base of the chunk: the counts of all earlier chunks (strided, then a block sum).
-    let mut base = 0u32;
+    let totals = shared_or_trap::<u32>(&mut arena, COMPACT_BLOCK);
+    // Base of the chunk: the counts of all earlier chunks (strided, then warp sums, then the block's).
+    let mut earlier = 0u32;
     let mut k = t;
     while k < chunk {
         // SAFETY: k < chunk < chunks.
-        base = base.wrapping_add(unsafe { *chunk_counts.add(k as usize) });
+        earlier = earlier.wrapping_add(unsafe { *chunk_counts.add(k as usize) });
         k += COMPACT_BLOCK;
     }
-    // SAFETY: all threads take part in the warp sums and barriers; t < COMPACT_BLOCK = scan.len().
-    let own = unsafe { thread_popcount(bits, words, chunk) };
-    unsafe {
-        let warp_base = warp_sum(base);
-        if lane_id() == 0 {
-            scan.set_unchecked(warp_id_in_block() as usize, warp_base);
+    // SAFETY: all threads take part in the warp sums and barriers; warp < warps <= totals.len().
+    let mut base = unsafe {
+        let sum = warp_sum(earlier);
+        if lane == 0 {
+            totals.set_unchecked(warp as usize, sum);
         }
         sync_threads();
-        let mut chunk_base = 0u32;
-        for w in 0..COMPACT_BLOCK / WINDOW {
-            chunk_base = chunk_base.wrapping_add(scan.get_unchecked(w as usize));
+        let mut base = 0u32;
+        for w in 0..warps {
+            base = base.wrapping_add(totals.get_unchecked(w as usize));
         }
         sync_threads();
-        // Inclusive scan of `own` over the block (Hillis–Steele).
-        scan.set_unchecked(t as usize, own);
-        let mut d = 1;
-        while d < COMPACT_BLOCK {
+        base
+    };
+    for round in 0..WORDS_PER_THREAD {
+        let w = chunk * CHUNK_WORDS + round * COMPACT_BLOCK + t;
+        // SAFETY: bitmap_word reads only words below ceil(len / 32).
+        let word = unsafe { bitmap_word(bits, len, w) };
+        let own = word.count_ones();
+        // SAFETY: all threads take part in the shuffles and barriers (the loops are block-uniform).
+        unsafe {
+            let mut inclusive = own;
+            let mut d = 1;
+            while d < WINDOW {
+                let up = shfl_up_u32(FULL_MASK, inclusive, d);
+                if lane >= d {
+                    inclusive += up;
+                }
+                d *= 2;
+            }
+            if lane == WINDOW - 1 {
+                totals.set_unchecked(warp as usize, inclusive);
+            }
             sync_threads();
-            let add = if t >= d { scan.get_unchecked((t - d) as usize) } else { 0 };
+            let (mut before, mut round_total) = (0u32, 0u32);
+            for v in 0..warps {
+                let count = totals.get_unchecked(v as usize);
+                if v < warp {
+                    before += count;
+                }
+                round_total += count;
+            }
             sync_threads();
-            scan.set_unchecked(t as usize, scan.get_unchecked(t as usize) + add);
-            d *= 2;
-        }
-        let mut out = chunk_base + scan.get_unchecked(t as usize) - own;
-        let first = chunk * CHUNK_WORDS + t * WORDS_PER_THREAD;
-        for k in 0..WORDS_PER_THREAD {
-            if first + k < words {
-                let mut word = *bits.add((first + k) as usize);
-                while word != 0 {
-                    indices.add(out as usize).write((first + k) * 32 + word.trailing_zeros());
-                    word &= word - 1;
-                    out += 1;
+            let exclusive = base + before + inclusive - own;
+            let below = (1u32 << lane) - 1;
+            for src in 0..WINDOW {
+                let (bits_of, at) = (shfl_idx_u32(FULL_MASK, word, src), shfl_idx_u32(FULL_MASK, exclusive, src));
+                if (bits_of >> lane) & 1 == 1 {
+                    // at + (bits below this one) < the chunk's base + its count <= the room in `indices`.
+                    indices.add((at + (bits_of & below).count_ones()) as usize).write((w - lane + src) * 32 + lane);
                 }
             }
+            base += round_total;
         }
     }
 }

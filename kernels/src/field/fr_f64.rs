@@ -38,23 +38,6 @@ const TWO104_BITS: u64 = 0x4670_0000_0000_0000;
 #[cfg(test)]
 const C2_BITS: u64 = TWO104_BITS + 1;
 
-/// Runs `$body` for `$i` in `$lo..$hi` (`$hi <= 8`), fully unrolled, so digit and column arrays stay in
-/// registers and the offsets the loop tracks are constants.
-macro_rules! unrolled {
-    ($i:ident in $lo:literal..$hi:expr, $body:block) => {
-        unrolled!(@ $i, $lo, $hi, $body, 0 1 2 3 4 5 6 7)
-    };
-    (@ $i:ident, $lo:literal, $hi:expr, $body:block, $($k:literal)*) => {
-        $(
-            #[allow(unused_comparisons)]
-            if $k >= $lo && $k < $hi {
-                let $i: usize = $k;
-                $body
-            }
-        )*
-    };
-}
-
 /// r as 64-bit words.
 const R_WORDS: [u64; 4] = {
     let m = Fr::MODULUS;

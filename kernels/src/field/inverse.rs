@@ -25,26 +25,8 @@
 const LIMB_BITS: u32 = 30;
 /// Mask of one limb.
 const MASK: i32 = (1 << LIMB_BITS) - 1;
-/// Most limbs any loop here handles (the unrolling below covers indices 0..16).
+/// Most limbs any loop here handles (`unrolled!` covers indices 0..16).
 const MAX_LIMBS: usize = 16;
-
-/// Runs `$body` for `$i` in `$lo..$hi` (`$hi ≤ 16`), fully unrolled. LLVM leaves these limb loops rolled
-/// (their bodies hold 64-bit products), and a rolled loop indexing a limb array puts the array in local
-/// memory; unrolled, with constant bounds, every limb stays in a register.
-macro_rules! unrolled {
-    ($i:ident in $lo:literal..$hi:expr, $body:block) => {
-        unrolled!(@ $i, $lo, $hi, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $i:ident, $lo:literal, $hi:expr, $body:block, $($k:literal)*) => {
-        $(
-            #[allow(unused_comparisons)]
-            if $k >= $lo && $k < $hi {
-                let $i: usize = $k;
-                $body
-            }
-        )*
-    };
-}
 
 /// `a · b` as a 64-bit product of 32-bit signed values. On the GPU one `mul.wide.s32`, written out because
 /// LLVM, knowing a limb is non-negative, zero-extends it and then emits a full 64 × 64 `mul.lo.s64`.

@@ -161,8 +161,7 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
         match (target, self.half) {
-            (Target::Gpu, false) => &["xyzz", "affine"],
-            (Target::Gpu, true) => &["xyzz"],
+            (Target::Gpu, _) => &["xyzz", "affine"],
             (Target::Cpu, _) => &["blstrs"],
         }
     }
@@ -177,6 +176,10 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
             ["accumulate", "reduce", "finish"].iter().map(|k| format!("batch_add_{}_{k}", C::STEM)).collect();
         if variant == "affine" {
             names.push(format!("batch_add_{}_affine_level", C::STEM));
+            if self.half {
+                names.push(format!("batch_add_{}_affine_level_gather", C::STEM));
+                names.extend(["count_chunks", "selected_totals", "compact_indices"].map(|k| format!("batch_add_{k}")));
+            }
         }
         names
     }
