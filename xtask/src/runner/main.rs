@@ -337,6 +337,8 @@ mod tests {
         };
         assert_eq!(names(&["mul"]), vec!["mul_fq", "mul_fr"]);
         assert_eq!(names(&["mul_fr"]), vec!["mul_fr"]);
+        assert_eq!(names(&["batch-add"]), names(&["batch_add"]));
+        assert_eq!(names(&["batch-add"]), vec!["batch_add_g1_all", "batch_add_g1_half", "batch_add_g2_all", "batch_add_g2_half"]);
         assert!(ops::select(ops::registry(), &["mu".to_string()]).is_err());
     }
 }

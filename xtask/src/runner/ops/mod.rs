@@ -100,13 +100,15 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
 }
 
 /// Ops selected by the command line: exact names or prefixes at a `_` boundary (`mul` selects `mul_fq` and
-/// `mul_fr`); no selection means all. Unknown selections are an error listing what exists.
+/// `mul_fr`), `-` read as `_` (`batch-add` is `batch_add`); no selection means all. Unknown selections are an
+/// error listing what exists.
 pub fn select(all: Vec<Box<dyn BenchOp>>, wanted: &[String]) -> Result<Vec<Box<dyn BenchOp>>> {
     if wanted.is_empty() {
         return Ok(all.into_iter().filter(|op| op.in_default_sweep()).collect());
     }
+    let wanted: Vec<String> = wanted.iter().map(|w| w.replace('-', "_")).collect();
     let matches = |op: &str, w: &str| op == w || op.strip_prefix(w).is_some_and(|rest| rest.starts_with('_'));
-    for w in wanted {
+    for w in &wanted {
         if !all.iter().any(|op| matches(op.name(), w)) {
             let names: Vec<_> = all.iter().map(|op| op.name()).collect();
             return Err(format!("unknown op {w:?}; known: {}", names.join(", ")).into());
