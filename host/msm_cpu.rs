@@ -66,6 +66,24 @@ pub fn msm_model_indexed<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indi
     model_run::<C>(bases, scalars, Some(indices), plan)
 }
 
+/// What [`crate::msm::Msm::sorted_chunk`] must return: the first chunk's bucket offsets and sorted entries per
+/// virtual window, in the radix sort's order (`zkgpu_kernels::msm::model::sorted_windows`). `stride` is the
+/// table's row length (device bases: the table's `n`; host bases: the chunk's length); base `i` of the chunk
+/// (or `indices[i]`) must be below it.
+pub fn sorted_chunk_model(scalars: &[Scalar], indices: Option<&[u32]>, plan: &MsmPlan, stride: usize) -> Vec<(Vec<u32>, Vec<u32>)> {
+    let len = scalars.len().min(plan.chunk);
+    // SAFETY (layout): as in model_run.
+    let frs: &[Fr] = unsafe { std::slice::from_raw_parts(scalars.as_ptr().cast(), len) };
+    let layout = zkgpu_kernels::msm::DigitLayout {
+        c: plan.window_bits,
+        windows: plan.windows,
+        virtual_windows: plan.virtual_windows,
+        stride: stride as u32,
+    };
+    let indices = indices.map(|ix| &ix[..len]);
+    model::sorted_windows(frs, indices, 0, layout)
+}
+
 fn model_run<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: Option<&[u32]>, plan: &MsmPlan) -> Result<C::Projective> {
     let table = model::precompute(C::as_kernel_affine(bases), plan.window_bits, plan.copies);
     // SAFETY (layout): blstrs::Scalar is repr(transparent) over blst_fr, 4 little-endian u64 limbs in

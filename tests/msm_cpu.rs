@@ -2,7 +2,8 @@
 //! `zkgpu::msm_cpu::msm_model`: the same digit recoding, counting sort, segmented accumulation, fixup,
 //! reduction and window combination the GPU runs) against blstrs, over the edge cases, several window
 //! sizes, tiny segments and chunks (so bucket runs cross segment and chunk boundaries), and precomputed
-//! copies. Also the digit recoding itself and the plan's typed errors.
+//! copies. Also the digit recoding itself, the radix sort's passes with the GPU's geometry
+//! (`zkgpu_kernels::msm_sort::model`) against a stable sort, and the plan's typed errors.
 mod common;
 
 use blstrs::Scalar;
@@ -15,7 +16,7 @@ use group::Curve as _;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::curve::{Curve, G1, G2};
-use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, choose_window_bits};
+use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, Sort, choose_window_bits};
 use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
 use zkgpu_kernels::field::Fr;
 use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, window_count, MAX_WINDOW_BITS};
@@ -274,8 +275,43 @@ fn affine_plans_and_the_16_gb_bound() {
     }
     let n = 1usize << 26;
     let inputs = n * (size_of::<<G1 as Curve>::Affine>() + size_of::<Scalar>());
-    for config in [MsmConfig::default(), affine(None)] {
+    let radix = MsmConfig { sort: Sort::Radix, ..Default::default() };
+    for config in [MsmConfig::default(), affine(None), radix] {
         let total = inputs + MsmPlan::new(n, &config, false).unwrap().scratch_bytes::<G1>();
         assert!(total as f64 <= 16e9, "2^26 G1, {config:?}: {:.2} GB", total as f64 / 1e9);
+    }
+}
+
+/// The radix sort's passes, replayed with the kernels' geometry (blocks, tiles, histogram layout, spine), equal
+/// a stable sort by key for every pass count (c = 1: one pass of no bits; 12 | 13: one | two passes; 23 | 24:
+/// two | three), keys crowded into few buckets or spread over all, and sizes around a tile and past 256 tiles
+/// (several tiles per block); the grid is sized for more items than there are (as the host does after the
+/// first pass drops zero digits).
+#[test]
+fn radix_sort_passes_match_a_stable_sort() {
+    use zkgpu_kernels::msm_sort::{SORT_GRID, SORT_TILE, block_items, model::radix_sort, radix_bits, radix_passes, sort_grid};
+    let mut rng = seeded_rng("radix_sort_passes_match_a_stable_sort");
+    for c in [1, 2, 8, 12, 13, 19, 20, 23, 24] {
+        assert!(radix_bits(c) <= zkgpu_kernels::msm_sort::RADIX_BITS && radix_bits(c) * radix_passes(c) >= c - 1, "c = {c}");
+        for (len, spread) in [(0, true), (1, true), (4095, true), (4097, false), (40_000, true), (1_100_000, c == 19)] {
+            let buckets = 1u32 << (c - 1);
+            let keys = if spread { buckets } else { buckets.min(3) };
+            let items: Vec<(u32, u32)> = (0..len).map(|i| (rng.next_u32() % keys, i)).collect();
+            let mut expected = items.clone();
+            expected.sort_by_key(|&(k, _)| k);
+            let max_items = len + len / 3;
+            assert_eq!(radix_sort(items, c, max_items), expected, "c = {c}, {len} items");
+        }
+    }
+    for items in [0u32, 1, SORT_TILE - 1, SORT_TILE, SORT_TILE * SORT_GRID, SORT_TILE * SORT_GRID + 1, 1 << 27] {
+        let (blocks, per_block) = sort_grid(items);
+        assert!((1..=SORT_GRID).contains(&blocks) && per_block >= 1, "{items}: {blocks} x {per_block}");
+        let mut next = 0;
+        for g in 0..blocks {
+            let (lo, hi) = block_items(g, per_block, items);
+            assert!(lo == next && lo <= hi, "{items}: block {g} takes [{lo}, {hi}) after {next}");
+            next = hi;
+        }
+        assert_eq!(next, items, "{items}: the blocks cover every item");
     }
 }

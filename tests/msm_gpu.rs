@@ -2,8 +2,9 @@
 //! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
 //! explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
 //! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
-//! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, and the typed errors
-//! (which leave the inputs and the engine as they were). Needs a CUDA GPU: `cargo xtask test --gpu`.
+//! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, the typed errors
+//! (which leave the inputs and the engine as they were), and the sorted entries of both sorts against the
+//! model's. Needs a CUDA GPU: `cargo xtask test --gpu`.
 mod common;
 
 use blstrs::Scalar;
@@ -13,7 +14,7 @@ use common::msm_cases::{edge_cases, random_scalars};
 use common::points::distinct_points;
 use common::seeded_rng;
 use rand_core::RngCore;
-use zkgpu::msm::{Accumulation, Bases, Curve, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, msm, msm_device};
+use zkgpu::msm::{Accumulation, Bases, Curve, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort, msm, msm_device};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceSafe, Error, Gpu, PinnedMode};
 
@@ -216,7 +217,12 @@ where
         let chunk = (rng.next_u32() % 3 == 0).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
         let copies = if precompute && at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
         let mut cfg = config(window_bits, chunk, copies);
-        cfg.scatter_passes = (rng.next_u32() % 3 == 0).then(|| 1 + rng.next_u32() % 8);
+        if rng.next_u32() % 3 == 0 {
+            cfg.sort = Sort::Radix;
+        } else {
+            // The counting sort's scatter in a random number of passes, or the plan's.
+            cfg.scatter_passes = (rng.next_u32() % 2 == 0).then(|| 1 + rng.next_u32() % 8);
+        }
         if rng.next_u32() % 3 == 0 {
             let rounds = rng.next_u32() % 10;
             cfg = affine(cfg, (rounds > 0).then_some(rounds));
@@ -244,8 +250,8 @@ fn g2_random_sizes_and_plans() {
 // Large sizes
 
 /// Random distinct bases and scalars of each size: `msm` (host inputs, default plan: more than 2^20 points
-/// make several host chunks), `msm_device`, the scatter in 5 passes and affine accumulation against blstrs'
-/// multi_exp.
+/// make several host chunks), `msm_device`, the scatter in 5 passes, the radix sort and affine accumulation
+/// against blstrs' multi_exp.
 fn sizes_on<T, C>(name: &str, sizes: &[usize])
 where
     T: CurveUnderTest,
@@ -267,6 +273,8 @@ where
         assert_eq!(gpu.download(&device_scalars).unwrap(), scalars, "n = {n}: device scalars changed");
         let passes = MsmConfig { scatter_passes: Some(5), ..MsmConfig::default() };
         check::<C>(&gpu, &bases, &scalars, &expected, &passes, (Device, Device), &format!("n = {n}, 5 scatter passes"));
+        let radix = MsmConfig { sort: Sort::Radix, ..MsmConfig::default() };
+        check::<C>(&gpu, &bases, &scalars, &expected, &radix, (Device, Host), &format!("n = {n}, radix sort"));
         // Affine accumulation: the plan's rounds with device inputs, every round affine with host inputs.
         let what = format!("n = {n}, affine");
         check::<C>(&gpu, &bases, &scalars, &expected, &affine(MsmConfig::default(), None), (Device, Device), &what);
@@ -787,4 +795,106 @@ fn g1_enqueue_then_finish() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_enqueue_then_finish() {
     split_on::<TestG2, G2>("g2_enqueue_then_finish", 1000);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The sort
+
+/// Scalars whose digits exercise the sort: random values, zeros, ones, r − 1, small values (every high
+/// window's digit is zero, so the radix sort's first pass drops most of the items) and one value repeated
+/// (a bucket per window holds an eighth of the entries).
+fn sort_scalars(rng: &mut rand_chacha::ChaCha20Rng, n: usize) -> Vec<Scalar> {
+    let repeated = random_scalars(rng, 1)[0];
+    let random = random_scalars(rng, n);
+    (0..n)
+        .map(|i| match rng.next_u32() % 8 {
+            0 => Scalar::from(0u64),
+            1 => Scalar::from(1u64),
+            2 => -Scalar::from(1u64),
+            3 => Scalar::from(rng.next_u64() % 100_000),
+            4 => repeated,
+            _ => random[i],
+        })
+        .collect()
+}
+
+/// `Msm::sorted_chunk` against `msm_cpu::sorted_chunk_model`: entry for entry with the radix sort (stable, so
+/// deterministic), bucket by bucket as multisets with the counting sort (its atomics order a bucket's entries
+/// arbitrarily); offsets always exactly.
+fn check_sorted(got: &[(Vec<u32>, Vec<u32>)], expected: &[(Vec<u32>, Vec<u32>)], sort: Sort, what: &str) {
+    assert_eq!(got.len(), expected.len(), "{what}: virtual windows");
+    for (v, ((got_offsets, got_entries), (offsets, entries))) in got.iter().zip(expected).enumerate() {
+        assert_eq!(got_offsets, offsets, "{what}: offsets of virtual window {v}");
+        match sort {
+            Sort::Radix => assert_eq!(got_entries, entries, "{what}: entries of virtual window {v}"),
+            Sort::Counting => {
+                for b in 0..offsets.len() - 1 {
+                    let range = offsets[b] as usize..offsets[b + 1] as usize;
+                    let (mut g, mut e) = (got_entries[range.clone()].to_vec(), entries[range].to_vec());
+                    g.sort_unstable();
+                    e.sort_unstable();
+                    assert_eq!(g, e, "{what}: bucket {b} of virtual window {v}");
+                }
+            }
+        }
+    }
+}
+
+/// The sorted chunk of both sorts against the model, for window sizes of one, two and three radix passes (c =
+/// 1, 2, 5, 12 | 13, 16, 19, 20, 23 | 24), host and device inputs, 3 precomputed copies, sparse (indexed)
+/// scalars, and 1.5 M scalars (several tiles per sort block).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_sort_matches_model() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("g1_sort_matches_model");
+    let n = 3000;
+    let bases = distinct_points::<TestG1>(&mut rng, n);
+    let scalars = sort_scalars(&mut rng, n);
+    let d_scalars = gpu.upload(&scalars).unwrap();
+    let msm = msm_cpu::<G1>(&bases, &scalars).unwrap();
+    let run = |cfg: MsmConfig, at: (At, At), what: &str| {
+        let plan = MsmPlan::new(n, &cfg, at.0 == Host || at.1 == Host).unwrap();
+        let table = MsmBases::<G1>::precompute(&gpu, &bases, &plan).unwrap();
+        let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
+        let b = || if at.0 == Device { Bases::Device(&table) } else { Bases::Host(&bases) };
+        let s = || if at.1 == Device { Scalars::Device(&d_scalars) } else { Scalars::Host(&scalars) };
+        let got = engine.sorted_chunk(b(), s()).unwrap();
+        let expected = zkgpu::msm_cpu::sorted_chunk_model(&scalars, None, &plan, n);
+        check_sorted(&got, &expected, cfg.sort, &format!("{what}, {at:?}, plan {plan:?}"));
+        // The engine still runs whole MSMs after a sorted_chunk call.
+        assert_eq!(engine.run(b(), s()).unwrap(), msm, "{what}: MSM after sorted_chunk");
+    };
+    for sort in [Sort::Radix, Sort::Counting] {
+        for c in [1, 2, 5, 12, 13, 16, 19, 20, 23, 24] {
+            run(MsmConfig { window_bits: Some(c), sort, ..Default::default() }, (Device, Device), &format!("{sort:?}, c = {c}"));
+        }
+        run(MsmConfig { window_bits: Some(13), sort, ..Default::default() }, (Host, Host), &format!("{sort:?}, host inputs"));
+        let cfg = MsmConfig { window_bits: Some(13), precompute: 3, sort, ..Default::default() };
+        run(cfg, (Device, Device), &format!("{sort:?}, 3 copies"));
+    }
+
+    // Sparse scalars: k scalars naming random bases (the radix sort's values come from the indices).
+    let k = 2000;
+    let indices: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
+    let d_indices = gpu.upload(&indices).unwrap();
+    let plan = MsmPlan::new(k, &MsmConfig { window_bits: Some(16), ..Default::default() }, false).unwrap();
+    let table = MsmBases::<G1>::upload(&gpu, &bases).unwrap();
+    let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
+    let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
+    let got = engine.sorted_chunk(Bases::Device(&table), sparse).unwrap();
+    let expected = zkgpu::msm_cpu::sorted_chunk_model(&scalars[..k], Some(&indices), &plan, n);
+    check_sorted(&got, &expected, Sort::Radix, "indexed scalars");
+
+    // 1.5 M scalars at c = 20: 367 tiles per window, so sort blocks take two tiles each. The sort never reads
+    // the bases, so one point repeated will do.
+    let big = 1_500_000;
+    let big_scalars = sort_scalars(&mut rng, big);
+    let d_big = gpu.upload(&big_scalars).unwrap();
+    let table = MsmBases::<G1>::upload(&gpu, &vec![bases[0]; big]).unwrap();
+    let plan = MsmPlan::new(big, &MsmConfig { window_bits: Some(20), ..Default::default() }, false).unwrap();
+    let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
+    let got = engine.sorted_chunk(Bases::Device(&table), Scalars::Device(&d_big)).unwrap();
+    let expected = zkgpu::msm_cpu::sorted_chunk_model(&big_scalars, None, &plan, big);
+    check_sorted(&got, &expected, Sort::Radix, "1.5 M scalars");
 }

@@ -18,36 +18,40 @@
 //! doublings to combine them instead of `c·(W − 1)`. Without precomputation `copies = 1`, `q = W`.
 //!
 //! # Stages (per chunk of points; buckets persist across chunks)
-//! 1. **count**: one thread per scalar; `counts[v][m − 1] += 1` (atomics) for each non-zero digit.
-//! 2. **scan**: exclusive prefix sums give `offsets[v][0..=B]` (`offsets[v][B]` = entries of the window) and
-//!    the scatter cursors; a window is cut into parts of `SCAN_SPAN` buckets, one block each (part sums
-//!    first, then each part scans from the sum of the parts before it).
-//! 3. **scatter**: one thread per scalar again; each non-zero digit claims a slot of its bucket with an atomic
-//!    and writes the entry `point | NEG·[d < 0]` there: the window's entries end up grouped by bucket
-//!    (a counting sort; the order inside a bucket is whatever the atomics gave, see "Determinism").
-//! 4. **accumulate**: the window's sorted entries are cut into segments of `T` entries, one thread each, so
+//! 1. **count**: one thread per scalar; stores every window's signed digit (and, for the counting sort,
+//!    `counts[v][m − 1] += 1` with atomics for each non-zero digit).
+//! 2. **sort**: the window's entries `point | NEG·[d < 0]` grouped by bucket, with `offsets[v][0..=B]`
+//!    (`offsets[v][B]` = entries of the window). By default a counting sort: the counts are scanned into
+//!    offsets and cursors (a window cut into parts of `SCAN_SPAN` buckets, one block each), then one thread
+//!    per scalar and window claims a slot of its bucket with an atomic (the order inside a bucket is whatever
+//!    the atomics gave). `Sort::Radix` is a stable radix sort instead ([`crate::msm_sort`]).
+//! 3. **accumulate**: the window's sorted entries are cut into segments of `T` entries, one thread each, so
 //!    work is balanced whatever the bucket sizes are (one bucket may hold every point). A thread adds its
 //!    entries into an XYZZ accumulator (mixed additions, 8M + 2S) and, at each bucket boundary and at the
 //!    segment's end, stores the accumulator as the partial of run `(bucket b, segment t)` at slot `b + t`.
 //!    Along the sorted order either `b` or `t` grows at each new run, so `b + t` is unique: `B + ⌈len / T⌉`
 //!    slots per window suffice, and the runs of one bucket are consecutive slots.
-//! 5. **fold**: a bucket with many runs (a big bucket spans many segments) would make its fixup thread a
+//! 4. **fold**: a bucket with many runs (a big bucket spans many segments) would make its fixup thread a
 //!    long serial chain; one thread per group of [`FOLD_RUNS`] segments first sums such a bucket's runs in
 //!    its group into the group's first slot.
-//! 6. **fixup**: one thread per bucket adds its runs' partials (slots `b + t₀ ..= b + t₁`, `t₀`/`t₁` the
-//!    segments of its first/last entry; folded groups count once) into the persistent bucket; the first
-//!    chunk stores the sum instead (the identity for an empty bucket), so buckets need no zeroing. Only this
-//!    stage touches buckets, so no two threads ever write one point.
-//! 7. **reduce** (after the last chunk): `Σ_b (b + 1)·bucket_b` per window. Thread `k` takes buckets
+//! 5. **fixup**: the sum of a bucket's runs' partials (slots `b + t₀ ..= b + t₁`, `t₀`/`t₁` the segments of
+//!    its first/last entry; folded groups count once) is added into the persistent bucket; the first chunk
+//!    stores it instead (the identity for an empty bucket), so buckets need no zeroing. One thread per bucket
+//!    handles the empty buckets and those inside one segment (a copy on the first chunk); a bucket spanning
+//!    segments is summed by a second launch, one thread per segment boundary ([`spanning_bucket`]), so the
+//!    general additions are not spread over every warp of the first launch. Only these stages touch
+//!    buckets, each bucket in exactly one thread, so no two threads ever write one point.
+//! 6. **reduce** (after the last chunk): `Σ_b (b + 1)·bucket_b` per window. Thread `k` takes buckets
 //!    `[lo, hi)` and runs the usual sums from the top (`R += bucket_b; A += R`), which gives
 //!    `A = Σ (b − lo + 1)·bucket_b`; adding `lo·R` (double-and-add, `lo < 2^(c−1)`) makes its share exact.
 //!    The shares are summed per window by the batch-addition reduce/finish kernels.
-//! 8. **combine**: one thread, Horner over the windows: `acc ← 2^c·acc + S_v` (Jacobian doublings, 2M + 5S).
+//! 7. **combine**: one thread, Horner over the windows: `acc ← 2^c·acc + S_v` (Jacobian doublings, 2M + 5S).
 //!
 //! # Determinism
-//! The scatter's atomics order the entries inside a bucket differently from run to run, so the XYZZ
-//! coordinates of a bucket (and of the result) differ by a factor `λ`; the point does not. The host
-//! normalizes the result to affine, which is unique, so results are bit-identical run to run.
+//! The counting sort's atomics order the entries inside a bucket differently from run to run, so the XYZZ
+//! coordinates of a bucket (and of the result) differ by a factor `λ`; the point does not (the radix sort is
+//! stable and repeats its order). The host normalizes the result to affine, which is unique, so results are
+//! bit-identical run to run.
 use crate::batch_add;
 use crate::curve::outlined::{self, Outlined};
 use crate::curve::{Affine, Jacobian, Xyzz};
@@ -157,17 +161,6 @@ impl DigitLayout {
         let q = self.virtual_windows;
         let point = (w / q) * self.stride + index;
         (w % q, magnitude - 1, point | if negative { NEG_FLAG } else { 0 })
-    }
-
-    /// Calls `emit(virtual window, bucket, entry)` for each non-zero digit of `scalar`, which multiplies base
-    /// `index` (row 0 of the table).
-    #[inline(always)]
-    pub fn for_each_entry(&self, scalar: &Fr, index: u32, mut emit: impl FnMut(u32, u32, u32)) {
-        let limbs = canonical(scalar);
-        for_each_digit(&limbs, self.c, self.windows, |w, magnitude, negative| {
-            let (v, b, e) = self.entry(w, magnitude, negative, index);
-            emit(v, b, e);
-        });
     }
 }
 
@@ -440,6 +433,30 @@ pub fn fold_group<'a, const OUT: bool, F: Field + 'a>(
     store(b + t, &acc);
 }
 
+/// Whether a bucket's entries `[lo, hi)` (`lo < hi`) lie in one segment of `seg` entries (one run). The fixup
+/// thread of the bucket handles only such buckets; a bucket spanning segments is summed by the thread of its
+/// first segment boundary ([`spanning_bucket`]), so that a warp of fixup threads never waits on the few lanes
+/// whose bucket needs general additions.
+#[inline(always)]
+pub fn in_one_segment(lo: u32, hi: u32, seg: u32) -> bool {
+    lo / seg == (hi - 1) / seg
+}
+
+/// The bucket boundary thread `t >= 1` sums: `(b, lo, hi)` for the bucket `b` holding entry `t·seg` (of
+/// `total`) if it began in segment `t − 1`, i.e. `t·seg` is its first segment boundary; `None` otherwise
+/// (past the entries, a bucket starting at the boundary, or one that began earlier). Every bucket spanning
+/// segments has exactly one first boundary, so exactly one thread.
+#[inline(always)]
+pub fn spanning_bucket(t: u32, total: u32, buckets: u32, seg: u32, offset: impl Fn(u32) -> u32) -> Option<(u32, u32, u32)> {
+    let pos = t.checked_mul(seg)?;
+    if t == 0 || pos >= total {
+        return None;
+    }
+    let b = bucket_of(pos, buckets, &offset);
+    let lo = offset(b);
+    (lo / seg + 1 == t).then(|| (b, lo, offset(b + 1)))
+}
+
 /// One fixup thread: `acc ←` the sum of bucket `b`'s run partials (entries `[lo, hi)` of the window,
 /// `lo < hi`, segments of `seg` entries), `partial(slot)` reading slot `b + t`, after the fold: a slot at a
 /// segment `t > t₀` that is a multiple of [`FOLD_RUNS`] holds the sum of the group `t .. t + FOLD_RUNS`.
@@ -601,6 +618,38 @@ pub mod model {
         table
     }
 
+    /// The count, scan and sort of one chunk (`scalars`, base `first + i` or `indices[i]`): per virtual window
+    /// the bucket offsets (`buckets + 1`) and the sorted entries. Inside a bucket, entries are in the radix
+    /// sort's order (windows `v, v + q, ...` in turn, scalars in order inside each), which is exactly what the
+    /// GPU's radix sort produces and one of the orders the counting sort's atomics may give.
+    pub fn sorted_windows(scalars: &[Fr], indices: Option<&[u32]>, first: u32, layout: DigitLayout) -> Vec<(Vec<u32>, Vec<u32>)> {
+        let q = layout.virtual_windows;
+        let mut per_window = vec![Vec::<(u32, u32)>::new(); layout.windows as usize];
+        for (i, s) in scalars.iter().enumerate() {
+            let index = indices.map_or(first + i as u32, |ix| ix[i]);
+            let limbs = canonical(s);
+            for_each_digit(&limbs, layout.c, layout.windows, |w, magnitude, negative| {
+                let (_, b, e) = layout.entry(w, magnitude, negative, index);
+                per_window[w as usize].push((b, e));
+            });
+        }
+        (0..q)
+            .map(|v| {
+                let mut entries: Vec<(u32, u32)> =
+                    (v..layout.windows).step_by(q as usize).flat_map(|w| per_window[w as usize].iter().copied()).collect();
+                entries.sort_by_key(|&(b, _)| b);
+                let mut offsets = vec![0u32; layout.buckets() as usize + 1];
+                for &(b, _) in &entries {
+                    offsets[b as usize + 1] += 1;
+                }
+                for b in 0..layout.buckets() as usize {
+                    offsets[b + 1] += offsets[b];
+                }
+                (offsets, entries.into_iter().map(|(_, e)| e).collect())
+            })
+            .collect()
+    }
+
     /// The whole MSM of `scalars` (Montgomery form) over `table` (`plan.copies` rows of bases: the bases, or
     /// their precomputed copies). Scalar `j` multiplies base `indices[j]` (indices below the row length), or
     /// base `j` without indices.
@@ -614,21 +663,9 @@ pub mod model {
         while first < n {
             let len = plan.chunk.min(n - first);
             let layout = DigitLayout { c: plan.c, windows: window_count(plan.c), virtual_windows: q, stride: rows };
-            // count + scan + scatter (entries in scalar order within a bucket)
-            let mut sorted = vec![Vec::<(u32, u32)>::new(); q as usize];
-            for j in first..first + len {
-                let index = indices.map_or(j, |ix| ix[j as usize]);
-                layout.for_each_entry(&scalars[j as usize], index, |v, b, e| sorted[v as usize].push((b, e)));
-            }
-            for (v, entries) in sorted.iter_mut().enumerate() {
-                entries.sort_by_key(|&(b, _)| b);
-                let mut offsets = vec![0u32; buckets_per as usize + 1];
-                for &(b, _) in entries.iter() {
-                    offsets[b as usize + 1] += 1;
-                }
-                for b in 0..buckets_per as usize {
-                    offsets[b + 1] += offsets[b];
-                }
+            let chunk_indices = indices.map(|ix| &ix[first as usize..(first + len) as usize]);
+            let sorted = sorted_windows(&scalars[first as usize..(first + len) as usize], chunk_indices, first, layout);
+            for (v, (offsets, entries)) in sorted.iter().enumerate() {
                 let total = entries.len() as u32;
                 let slots = partial_slots(buckets_per, total, plan.seg);
                 let partials = RefCell::new(vec![Xyzz::<F>::IDENTITY; slots as usize]);
@@ -636,9 +673,9 @@ pub mod model {
                     let range = (t * plan.seg, ((t + 1) * plan.seg).min(total));
                     let store = |slot: u32, sum| partials.borrow_mut()[slot as usize] = sum;
                     let offset = |b: u32| offsets[b as usize];
-                    let point = |pos: u32| entry_point(entries[pos as usize].1, |p| table[p as usize]);
+                    let point = |pos: u32| entry_point(entries[pos as usize], |p| table[p as usize]);
                     if plan.affine_rounds > 0 {
-                        let point_x = |pos: u32| table[(entries[pos as usize].1 & !NEG_FLAG) as usize].x;
+                        let point_x = |pos: u32| table[(entries[pos as usize] & !NEG_FLAG) as usize].x;
                         let mut scratch = Scratch::new(plan.seg);
                         let rounds = plan.affine_rounds;
                         accumulate_segment_affine(t, range, buckets_per, offset, point, point_x, rounds, &mut scratch, store);
@@ -662,12 +699,22 @@ pub mod model {
                         partials[slot as usize] = sum;
                     }
                 }
+                // The fixup (buckets inside one segment) and the spanning fixup (one thread per segment
+                // boundary) between them add every non-empty bucket once.
+                let mut add_bucket = |b: u32, lo: u32, hi: u32| {
+                    let mut sum = Xyzz::<F>::IDENTITY;
+                    bucket_runs_sum::<true, F>(b, (lo, hi), plan.seg, |s| &partials[s as usize], &mut sum);
+                    outlined::add_assign(&mut buckets[(v as u32 * buckets_per + b) as usize], &sum);
+                };
                 for b in 0..buckets_per {
                     let (lo, hi) = (offsets[b as usize], offsets[b as usize + 1]);
-                    if lo < hi {
-                        let mut sum = Xyzz::<F>::IDENTITY;
-                        bucket_runs_sum::<true, F>(b, (lo, hi), plan.seg, |s| &partials[s as usize], &mut sum);
-                        outlined::add_assign(&mut buckets[(v as u32 * buckets_per + b) as usize], &sum);
+                    if lo < hi && in_one_segment(lo, hi, plan.seg) {
+                        add_bucket(b, lo, hi);
+                    }
+                }
+                for t in 1..total.div_ceil(plan.seg) {
+                    if let Some((b, lo, hi)) = spanning_bucket(t, total, buckets_per, plan.seg, |b| offsets[b as usize]) {
+                        add_bucket(b, lo, hi);
                     }
                 }
             }

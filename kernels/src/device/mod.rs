@@ -2,7 +2,7 @@
 //!
 //! - [`index`]: thread / block / grid indices and dimensions, lane and warp ids, `global_thread_index`;
 //! - [`sync`]: block barrier, warp barrier, memory fences;
-//! - [`warp`]: shuffles (idx / up / down / xor) and votes (all / any / ballot);
+//! - [`warp`]: shuffles (idx / up / down / xor), votes (all / any / ballot) and `match.any`;
 //! - [`atomic`]: relaxed atomics on global or shared memory (`atom.add`, `atom.max`, ...);
 //! - [`copy`]: 16-byte global <-> shared copies (`cp.async`, vector load/store);
 //! - [`shared`]: an arena over the launch-sized dynamic shared memory that hands out typed, aligned,

@@ -1,4 +1,4 @@
-//! Warp-level primitives: shuffles and votes (`shfl.sync`, `vote.sync`), all with an explicit lane mask.
+//! Warp-level primitives: shuffles, votes and matches (`shfl.sync`, `vote.sync`, `match.sync`), all with an explicit lane mask.
 //!
 //! A lane mask names the lanes that take part (bit i = lane i); [`FULL_MASK`] is the whole warp. Every
 //! named lane must execute the same primitive with the same mask (convergence), which is why these are
@@ -28,6 +28,8 @@ unsafe extern "C" {
     fn vote_any_sync(mask: u32, predicate: bool) -> bool;
     #[link_name = "llvm.nvvm.activemask"]
     fn activemask() -> u32;
+    #[link_name = "llvm.nvvm.match.any.sync.i32"]
+    fn match_any_sync_i32(mask: u32, value: u32) -> u32;
 }
 
 /// The shuffles' `c` operand for a whole-warp segment: lanes may read up to lane 31 (idx/down/xor) and
@@ -132,6 +134,16 @@ pub unsafe fn vote_all(mask: u32, predicate: bool) -> bool {
 pub unsafe fn vote_any(mask: u32, predicate: bool) -> bool {
     // SAFETY: forwarded to the caller.
     unsafe { vote_any_sync(mask, predicate) }
+}
+
+/// `__match_any_sync`: the lanes in `mask` whose `value` equals this lane's (`match.any.sync.b32`, sm_70+).
+///
+/// # Safety
+/// As [`ballot`].
+#[inline(always)]
+pub unsafe fn match_any(mask: u32, value: u32) -> u32 {
+    // SAFETY: forwarded to the caller.
+    unsafe { match_any_sync_i32(mask, value) }
 }
 
 /// `__activemask()`: the lanes executing this instruction together right now (no synchronisation implied).

@@ -13,6 +13,8 @@ mod bench_mul;
 #[cfg(not(feature = "test-kernels"))]
 mod msm;
 #[cfg(not(feature = "test-kernels"))]
+mod msm_sort;
+#[cfg(not(feature = "test-kernels"))]
 mod ntt;
 #[cfg(not(feature = "test-kernels"))]
 mod smoke;

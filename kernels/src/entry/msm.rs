@@ -19,6 +19,8 @@
 //!   affine additions (variant `affine`);
 //! - `msm_{C}_fold(offsets, buckets, seg, partials, slots)`: grid `(⌈⌈segments / FOLD_RUNS⌉ / block⌉, q)`;
 //! - `msm_{C}_fixup(offsets, buckets, seg, partials, slots, bucket_sums, first)`: grid `(⌈buckets / block⌉, q)`;
+//!   `msm_{C}_fixup_spanning(..)` (same arguments): grid `(⌈(segments − 1) / block⌉, q)`, the buckets spanning
+//!   segments;
 //! - `msm_{C}_reduce(bucket_sums, buckets, run, shares)`: grid `(⌈⌈buckets / run⌉ / block⌉, q)`;
 //! - `msm_{C}_combine(window_sums, q, c, out)`: one thread;
 //! - `msm_{C}_precompute(table, n, shift, copies)`: grid ⌈n / block⌉; shifted copies of the bases.
@@ -34,19 +36,19 @@ use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
     AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
-    fold_group, for_each_digit, weighted_bucket_sum,
+    fold_group, for_each_digit, in_one_segment, spanning_bucket, weighted_bucket_sum,
 };
 
 use super::shared_or_trap;
 
-/// Thread `i < len` adds one to `counts[v · buckets + b]` for each entry `(v, b)` of chunk scalar `i` and
-/// stores the signed digit of every window `w` at `digits[w · len + i]` ([`digit_word`], 0 for none), so the
+/// Thread `i < len` adds one to `counts[v · buckets + b]` for each entry `(v, b)` of chunk scalar `i` (unless
+/// `counts` is null: the radix sort needs only the digits) and stores the signed digit of every window `w` at `digits[w · len + i]` ([`digit_word`], 0 for none), so the
 /// scatter can go window by window. With `indices` given (sparse scalars), a base index `>= limit` is counted
 /// in `*bad` (once per scalar).
 ///
 /// # Safety
 /// One thread per scalar (threads `>= len` return); `scalars` holds `len` scalars and `indices` (unless null)
-/// `len` indices; `counts` holds `q · 2^(c−1)` counters and `bad` one, only accessed atomically during the
+/// `len` indices; `counts` (unless null) holds `q · 2^(c−1)` counters and `bad` one, only accessed atomically during the
 /// launch; `digits` holds `windows · len` words; `1 <= c <= 24`, `windows = ⌈256 / c⌉`, `1 <= q <= windows`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn msm_count(
@@ -85,9 +87,11 @@ pub unsafe extern "ptx-kernel" fn msm_count(
         }
         store(w, digit_word(magnitude, negative));
         next = w + 1;
-        let (v, b, _) = layout.entry(w, magnitude, negative, 0);
-        // SAFETY: v < q and b < buckets, so the counter exists; only atomic accesses meanwhile.
-        unsafe { atomic_add_u32(counts.add((v * buckets + b) as usize), 1) };
+        if !counts.is_null() {
+            let (v, b, _) = layout.entry(w, magnitude, negative, 0);
+            // SAFETY: v < q and b < buckets, so the counter exists; only atomic accesses meanwhile.
+            unsafe { atomic_add_u32(counts.add((v * buckets + b) as usize), 1) };
+        }
     });
     while next < windows {
         store(next, 0);
@@ -450,17 +454,63 @@ unsafe fn fixup<const OUT: bool, F: Field>(
         }
         return;
     }
-    let partials = partials.wrapping_add(v * slots as usize);
+    if !in_one_segment(lo, hi, seg) {
+        // Summed by the spanning fixup's thread of the bucket's first segment boundary.
+        return;
+    }
+    // SAFETY: as below.
+    unsafe { add_bucket_runs::<OUT, F>(b, (lo, hi), seg, partials.wrapping_add(v * slots as usize), slot, first) };
+}
+
+/// Bucket `b`'s run partials (entries `[lo, hi)`) summed and added into `slot`, or stored there when `first !=
+/// 0` (the bucket's first chunk: the old value is not read).
+///
+/// # Safety
+/// `partials` is the window's slots, the bucket's runs written by this chunk's accumulate and fold launches
+/// (crate::msm); `slot` belongs to the calling thread alone.
+#[inline(always)]
+unsafe fn add_bucket_runs<const OUT: bool, F: Field>(
+    b: u32,
+    (lo, hi): (u32, u32),
+    seg: u32,
+    partials: *const Xyzz<F>,
+    slot: &mut Xyzz<F>,
+    first: u32,
+) {
     let mut sum = Xyzz::<F>::IDENTITY;
-    // SAFETY: the slots of bucket b's runs were written by this chunk's accumulate and fold launches
-    // (crate::msm).
+    // SAFETY: the caller's contract.
     bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { &*partials.add(s as usize) }, &mut sum);
     if first != 0 {
-        // The bucket's first chunk: stored without reading the old value.
         slot.assign(&sum);
     } else {
         outlined::add_assign_if::<OUT, _>(slot, &sum);
     }
+}
+
+/// Body of `msm_{C}_fixup_spanning`.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn fixup_spanning<const OUT: bool, F: Field>(
+    offsets: *const u32,
+    buckets: u32,
+    seg: u32,
+    partials: *const Xyzz<F>,
+    slots: u32,
+    bucket_sums: *mut Xyzz<F>,
+    first: u32,
+) {
+    let (k, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
+    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
+    // SAFETY: spanning_bucket asks for offsets b + 1 <= buckets.
+    let offset = |b: u32| unsafe { *offsets.add(b as usize) };
+    let total = offset(buckets);
+    let Some((b, lo, hi)) = spanning_bucket(k + 1, total, buckets, seg, offset) else { return };
+    // SAFETY: bucket b spans segments, so this thread (its first boundary's) alone writes it.
+    let slot = unsafe { &mut *bucket_sums.add(v * buckets as usize + b as usize) };
+    // SAFETY: as add_bucket_runs asks.
+    unsafe { add_bucket_runs::<OUT, F>(b, (lo, hi), seg, partials.wrapping_add(v * slots as usize), slot, first) };
 }
 
 /// Body of `msm_{C}_reduce`.
@@ -528,7 +578,7 @@ unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, s
 }
 
 macro_rules! msm_curve_kernels {
-    ($field:ty, $out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+    ($field:ty, $out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $fixup_spanning:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
         /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
         /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
         /// `partials[v · slots + b + t]`.
@@ -606,7 +656,8 @@ macro_rules! msm_curve_kernels {
         /// One thread per bucket `b` of virtual window `blockIdx.y`: adds the partials of its runs (this
         /// chunk's accumulate and fold launches, same `seg`) into `bucket_sums[v · buckets + b]`, or, on the
         /// first chunk (`first != 0`), stores their sum there (the identity for an empty bucket), so the
-        /// buckets need no zeroing and the first chunk reads none of them.
+        /// buckets need no zeroing and the first chunk reads none of them. Buckets spanning segments are left
+        /// to the spanning fixup.
         ///
         /// # Safety
         /// Grid `(x, q)` with `x · blockDim.x >= buckets`; `offsets` and `partials` as for the accumulate
@@ -624,6 +675,27 @@ macro_rules! msm_curve_kernels {
         ) {
             // SAFETY: forwarded.
             unsafe { fixup::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums, first) }
+        }
+
+        /// The fixup of the buckets spanning segments: thread `k` of virtual window `blockIdx.y` takes segment
+        /// boundary `k + 1` and, if it is the first boundary of the bucket holding entry `(k + 1)·seg`
+        /// (`crate::msm::spanning_bucket`), adds or (`first != 0`) stores that bucket's runs as the fixup does.
+        ///
+        /// # Safety
+        /// As the fixup, same arguments, any grid `(x, q)` (boundaries past the window's entries return); each
+        /// spanning bucket has one first boundary, so one thread, and the fixup leaves it alone.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $fixup_spanning(
+            offsets: *const u32,
+            buckets: u32,
+            seg: u32,
+            partials: *const Xyzz<$field>,
+            slots: u32,
+            bucket_sums: *mut Xyzz<$field>,
+            first: u32,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { fixup_spanning::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums, first) }
         }
 
         /// One thread per share `k < ⌈buckets / run⌉` of virtual window `blockIdx.y`: writes
@@ -671,9 +743,9 @@ macro_rules! msm_curve_kernels {
     };
 }
 
-msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_fixup_spanning, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
 // G1's cold kernels call the out-of-line point operations (a small module; inlining the fixup's and reduce's
 // additions was measured: within 2%, +2.2 MB of PTX, kernels/NOTES.md "MSM"); G2's inline them: with
 // out-of-line Fq2 calls inside their loops `msm_g2_fixup` faulted on the H200 (kernels/NOTES.md, "MSM"),
 // inlined they pass.
-msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);
+msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_fixup_spanning, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

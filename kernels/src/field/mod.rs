@@ -12,25 +12,6 @@
 //! The PTX text of the chains is also available on the host, where [`ptx_emu`] interprets it, so the CPU tests
 //! check the very instructions the GPU runs.
 
-/// Runs `$body` for `$i` in `$lo..$hi` (`$hi ≤ 16`), fully unrolled (the submodules' limb and digit loops).
-/// LLVM leaves such loops rolled when their bodies hold 64-bit products, and a rolled loop indexing a limb
-/// array puts the array in local memory; unrolled, with constant bounds, every limb stays in a register and
-/// the offsets a loop tracks are constants.
-macro_rules! unrolled {
-    ($i:ident in $lo:literal..$hi:expr, $body:block) => {
-        unrolled!(@ $i, $lo, $hi, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $i:ident, $lo:literal, $hi:expr, $body:block, $($k:literal)*) => {
-        $(
-            #[allow(unused_comparisons)]
-            if $k >= $lo && $k < $hi {
-                let $i: usize = $k;
-                $body
-            }
-        )*
-    };
-}
-
 pub mod asm;
 pub mod inverse;
 pub mod mont;

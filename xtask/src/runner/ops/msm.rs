@@ -8,8 +8,11 @@
 //!   window. Device inputs only.
 //! - `chunk25`, `chunk26`, `chunk27`: device inputs in chunks of 2^25..2^27 points (2^25 is the default for
 //!   XYZZ accumulation since eb6e183; fewer chunks mean fewer bucket fixups, more scratch).
-//! - `scatter1`, `scatter2`, `scatter4`, `scatter8`: the scatter in 1, 2, 4 or 8 passes over bucket ranges
-//!   (the default makes one pass per 64 MiB of a virtual window's sorted entries, at most 8). Device inputs.
+//! - `radix`: the stable radix sort (`Sort::Radix`) instead of the default counting sort. Device inputs.
+//! - `counting`: the counting sort (`Sort::Counting`, the default: global atomics, the scatter in one pass per
+//!   64 MiB of a virtual window's sorted entries, at most 8) named explicitly. Device inputs.
+//! - `scatter1`, `scatter2`, `scatter4`, `scatter8`: the counting sort with the scatter in 1, 2, 4 or 8 passes
+//!   over bucket ranges. Device inputs.
 //!
 //! Without a suffix the bases are resident (`MsmBases`) and the scalars on the device (`inputs` "device"):
 //! one run is `Msm::run` timed with CUDA events, from scalars on the device to the normalized result on the
@@ -40,7 +43,7 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
-use zkgpu::msm::{Accumulation, Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
+use zkgpu::msm::{Accumulation, Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
@@ -64,6 +67,8 @@ const GPU_VARIANTS: &[&str] = &[
     "chunk25",
     "chunk26",
     "chunk27",
+    "radix",
+    "counting",
     "scatter1",
     "scatter2",
     "scatter4",
@@ -100,9 +105,13 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         "chunk25" | "chunk26" | "chunk27" if inputs == "device" => {
             MsmConfig { chunk: Some(1 << choice["chunk".len()..].parse::<u32>().ok()?), ..MsmConfig::default() }
         }
-        "scatter1" | "scatter2" | "scatter4" | "scatter8" if inputs == "device" => {
-            MsmConfig { scatter_passes: Some(choice["scatter".len()..].parse().ok()?), ..MsmConfig::default() }
-        }
+        "radix" if inputs == "device" => MsmConfig { sort: Sort::Radix, ..MsmConfig::default() },
+        "counting" if inputs == "device" => MsmConfig { sort: Sort::Counting, ..MsmConfig::default() },
+        "scatter1" | "scatter2" | "scatter4" | "scatter8" if inputs == "device" => MsmConfig {
+            sort: Sort::Counting,
+            scatter_passes: Some(choice["scatter".len()..].parse().ok()?),
+            ..MsmConfig::default()
+        },
         // Affine accumulation: the plan's rounds, `-rK` K rounds, `-full` every round.
         "affine" => affine(None),
         "affine-full" => affine(Some(32)),
@@ -413,7 +422,8 @@ mod tests {
         let rounds = |v: &str| parse_variant(v).map(|(c, _)| c.accumulation);
         assert_eq!(rounds("affine-r3"), Some(Accumulation::Affine { rounds: Some(3) }));
         assert_eq!(rounds("affine-pinned"), Some(Accumulation::Affine { rounds: None }));
-        for bad in ["precompute4-pinned", "precompute8-pageable", "precompute3", "c13", "auto-device", "blstrs", "affine-r0", "affine-rx"] {
+        assert_eq!(parse_variant("scatter2").map(|(c, _)| (c.sort, c.scatter_passes)), Some((Sort::Counting, Some(2))));
+        for bad in ["counting-pinned", "precompute4-pinned", "precompute8-pageable", "precompute3", "c13", "auto-device", "blstrs", "affine-r0", "affine-rx"] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
     }
