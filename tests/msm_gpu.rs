@@ -878,21 +878,23 @@ fn g1_sort_matches_model() {
     let k = 2000;
     let indices: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
     let d_indices = gpu.upload(&indices).unwrap();
-    let plan = MsmPlan::new(k, &MsmConfig { window_bits: Some(16), ..Default::default() }, false).unwrap();
     let table = MsmBases::<G1>::upload(&gpu, &bases).unwrap();
-    let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
-    let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
-    let got = engine.sorted_chunk(Bases::Device(&table), sparse).unwrap();
-    let expected = zkgpu::msm_cpu::sorted_chunk_model(&scalars[..k], Some(&indices), &plan, n);
-    check_sorted(&got, &expected, Sort::Radix, "indexed scalars");
+    for sort in [Sort::Radix, Sort::Counting] {
+        let plan = MsmPlan::new(k, &MsmConfig { window_bits: Some(16), sort, ..Default::default() }, false).unwrap();
+        let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
+        let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
+        let got = engine.sorted_chunk(Bases::Device(&table), sparse).unwrap();
+        let expected = zkgpu::msm_cpu::sorted_chunk_model(&scalars[..k], Some(&indices), &plan, n);
+        check_sorted(&got, &expected, sort, &format!("{sort:?}, indexed scalars"));
+    }
 
-    // 1.5 M scalars at c = 20: 367 tiles per window, so sort blocks take two tiles each. The sort never reads
-    // the bases, so one point repeated will do.
+    // 1.5 M scalars at c = 20, radix sort: 733 tiles per window, so sort blocks take three tiles each. The
+    // sort never reads the bases, so one point repeated will do.
     let big = 1_500_000;
     let big_scalars = sort_scalars(&mut rng, big);
     let d_big = gpu.upload(&big_scalars).unwrap();
     let table = MsmBases::<G1>::upload(&gpu, &vec![bases[0]; big]).unwrap();
-    let plan = MsmPlan::new(big, &MsmConfig { window_bits: Some(20), ..Default::default() }, false).unwrap();
+    let plan = MsmPlan::new(big, &MsmConfig { window_bits: Some(20), sort: Sort::Radix, ..Default::default() }, false).unwrap();
     let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
     let got = engine.sorted_chunk(Bases::Device(&table), Scalars::Device(&d_big)).unwrap();
     let expected = zkgpu::msm_cpu::sorted_chunk_model(&big_scalars, None, &plan, big);
