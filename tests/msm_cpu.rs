@@ -1,5 +1,5 @@
 //! MSM on the CPU: the kernels' algorithm replayed on the host (`zkgpu_kernels::msm::model` through
-//! `zkgpu::msm_cpu::msm_model`: the same digit recoding, counting sort, segmented accumulation, fixup,
+//! `zkgpu::msm_cpu::msm_model`: the same digit recoding, bucket sort, segmented accumulation, split fixup,
 //! reduction and window combination the GPU runs) against blstrs, over the edge cases, several window
 //! sizes, tiny segments and chunks (so bucket runs cross segment and chunk boundaries), and precomputed
 //! copies. Also the digit recoding itself, the radix sort's passes with the GPU's geometry

@@ -537,8 +537,8 @@ pub fn combine_windows<'a, const OUT: bool, F: Field + 'a>(
     }
 }
 
-/// A CPU replay of the launches, stage by stage, with the same per-thread programs (entries inside a bucket
-/// are placed in scalar order, one valid outcome of the GPU's atomics).
+/// A CPU replay of the launches, stage by stage, with the same per-thread programs (bucket entries in the radix
+/// sort's order, [`model::sorted_windows`], also one outcome of the counting sort's atomics).
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod model {
     use super::*;
