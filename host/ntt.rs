@@ -11,10 +11,11 @@
 //!
 //! Cost: NR (natural in, bit-reversed out) and RN are the cheap orderings (one DIF or DIT sweep of
 //! ceil(L/10) passes); NN and RR add one in-place permutation pass. Scaling (n^-1, coset powers) is folded
-//! into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation with no
-//! permutation except the final one and with the inverse's n^-1 folded into the coset powers; its building
-//! blocks, [`Ntt::groth16_h_prepare`] (per vector) and [`Ntt::groth16_h_combine`] (the rest), let a caller
-//! start each vector as soon as it is uploaded and time each part on its own.
+//! into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's
+//! coset round trip cancels) with no permutation except the final one and with the inverse's n^-1 folded
+//! into the coset powers; its building blocks, [`Ntt::groth16_h_prepare`] (A and B),
+//! [`Ntt::groth16_h_prepare_c`] (C) and [`Ntt::groth16_h_combine`] (the rest), let a caller start each vector
+//! as soon as it is uploaded and time each part on its own.
 //!
 //! Errors are typed and leave the caller's buffers unchanged: a size that is not a power of two
 //! ([`Error::NttSize`]), above 2^[`MAX_LOG_N`] ([`Error::NttTooLarge`]), a buffer that is not a whole number of
@@ -199,6 +200,7 @@ pub struct Ntt {
     bit_reverse_tiled: CudaFunction,
     fill_table: CudaFunction,
     h_pointwise: CudaFunction,
+    h_subtract: CudaFunction,
     tables: Mutex<Tables>,
 }
 
@@ -216,6 +218,7 @@ impl Ntt {
             bit_reverse_tiled: gpu.function("ntt_bit_reverse_tiled")?,
             fill_table: gpu.function("ntt_fill_table")?,
             h_pointwise: gpu.function("ntt_h_pointwise")?,
+            h_subtract: gpu.function("ntt_h_subtract")?,
             tables: Mutex::new(Tables::default()),
         })
     }
@@ -273,15 +276,20 @@ impl Ntt {
     }
 
     /// Groth16's quotient: given the evaluations `a`, `b`, `c` of A, B, C on the domain H (natural order, one
-    /// size n = len), leaves in `a` the coefficients (natural order) of `h = (A B - C) / Z` with
-    /// `Z = X^n - 1`, computed on the coset g*H. `b` and `c` are overwritten with their coset evaluations
-    /// (natural order). Passes: 3 x (inverse DIF + coset DIT, n^-1 folded into the coset
-    /// powers), one pointwise kernel, one coset inverse DIF and one permutation.
+    /// transform each of size n = len), leaves in `a` the coefficients (natural order) of `h = (A B - C) / Z`
+    /// with `Z = X^n - 1`, computed on the coset g*H. `b` is overwritten with its coset evaluations (natural
+    /// order), `c` with its coefficients (bit-reversed order).
     ///
-    /// It is [`Ntt::groth16_h_prepare`] on `a`, `b` and `c`, then [`Ntt::groth16_h_combine`], with every
-    /// table built and every shape checked first (so on an error no buffer has changed). Call the building
-    /// blocks directly to start each vector's transforms as soon as it is on the device, or to time them
-    /// separately (the partition pipeline does both).
+    /// Six sweeps, not seven: `Z` is the constant `g^n - 1` on the coset, so `h = coset_interp(A B) / Z -
+    /// C / Z` as coefficients, and C's coset round trip (inverse NTT, coset NTT, coset inverse NTT) cancels to
+    /// its inverse NTT. Passes: 2 x (inverse DIF + coset DIT, n^-1 folded into the coset powers) for a and b,
+    /// one inverse DIF (n^-1 folded in) for c, the pointwise kernel, one coset inverse DIF, the subtraction
+    /// of c / Z and one permutation.
+    ///
+    /// It is [`Ntt::groth16_h_prepare`] on `a` and `b`, [`Ntt::groth16_h_prepare_c`] on `c`, then
+    /// [`Ntt::groth16_h_combine`], with every table built and every shape checked first (so on an error no
+    /// buffer has changed). Call the building blocks directly to start each vector's transforms as soon as it
+    /// is on the device, or to time them separately (the partition pipeline does both).
     pub fn groth16_h(
         &self,
         a: &mut DeviceBuffer<Scalar>,
@@ -290,58 +298,63 @@ impl Ntt {
     ) -> Result<()> {
         let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
-        self.groth16_h_tables(&mut tables, log_n, true, true)?;
-        for v in [&mut *a, &mut *b, &mut *c] {
+        self.groth16_h_tables(&mut tables, log_n)?;
+        for v in [&mut *a, &mut *b] {
             self.queue_groth16_h_prepare(&tables, v, log_n)?;
         }
+        self.queue_groth16_h_prepare_c(&tables, c, log_n)?;
         self.queue_groth16_h_combine(&tables, a, b, c, log_n)
     }
 
-    /// The per-vector part of [`Ntt::groth16_h`]: takes the evaluations of one of A, B, C on the domain H
-    /// (natural order; `v.len()` = n, a power of two) to its evaluations on the coset g*H (natural order), as
-    /// an unscaled inverse DIF (NR) then a coset DIT (RN) whose load multiplies by `n^-1 g^i`: two sweeps, no
-    /// permutation. Queued on the compute stream; returns without waiting. On an error (`NttSize`,
+    /// The per-vector part of [`Ntt::groth16_h`] for A and B: takes the evaluations of one of them on the
+    /// domain H (natural order; `v.len()` = n, a power of two) to its evaluations on the coset g*H (natural
+    /// order), as an unscaled inverse DIF (NR) then a coset DIT (RN) whose load multiplies by `n^-1 g^i`: two
+    /// sweeps, no permutation. Queued on the compute stream; returns without waiting. On an error (`NttSize`,
     /// `NttTooLarge`, `OutOfMemory` for the tables) nothing is queued and `v` is unchanged.
     pub fn groth16_h_prepare(&self, v: &mut DeviceBuffer<Scalar>) -> Result<()> {
         let log_n = checked_log_n(v.len())?;
         let mut tables = self.lock();
-        self.groth16_h_tables(&mut tables, log_n, true, false)?;
+        self.groth16_h_tables(&mut tables, log_n)?;
         self.queue_groth16_h_prepare(&tables, v, log_n)
     }
 
-    /// The final part of [`Ntt::groth16_h`]: given the coset evaluations of A, B, C (what
-    /// [`Ntt::groth16_h_prepare`] leaves), leaves in `a` the coefficients (natural order) of
-    /// `h = (A B - C) / Z`: the pointwise kernel, one coset inverse DIF and one permutation. `b` and `c` are
-    /// only read. Queued on the compute stream; returns without waiting. Errors as for [`Ntt::groth16_h`]
-    /// (`NttBatchShape` for `b` or `c` not as long as `a`), with nothing queued and `a` unchanged.
+    /// The per-vector part of [`Ntt::groth16_h`] for C: its coefficients from its evaluations on H, in
+    /// bit-reversed order (the inverse NTT, natural in and bit-reversed out: one sweep). Queued on the compute
+    /// stream; errors as for [`Ntt::groth16_h_prepare`].
+    pub fn groth16_h_prepare_c(&self, c: &mut DeviceBuffer<Scalar>) -> Result<()> {
+        let log_n = checked_log_n(c.len())?;
+        let mut tables = self.lock();
+        self.groth16_h_tables(&mut tables, log_n)?;
+        self.queue_groth16_h_prepare_c(&tables, c, log_n)
+    }
+
+    /// The final part of [`Ntt::groth16_h`]: given the coset evaluations of A and B (what
+    /// [`Ntt::groth16_h_prepare`] leaves) and the coefficients of C (what [`Ntt::groth16_h_prepare_c`]
+    /// leaves), leaves in `a` the coefficients (natural order) of `h = (A B - C) / Z`: the pointwise kernel,
+    /// one coset inverse DIF, the subtraction and one permutation. `b` and `c` are only read. Queued on the
+    /// compute stream; returns without waiting. Errors as for [`Ntt::groth16_h`] (`NttBatchShape` for `b` or
+    /// `c` not as long as `a`), with nothing queued and `a` unchanged.
     pub fn groth16_h_combine(&self, a: &mut DeviceBuffer<Scalar>, b: &DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
         let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
-        self.groth16_h_tables(&mut tables, log_n, false, true)?;
+        self.groth16_h_tables(&mut tables, log_n)?;
         self.queue_groth16_h_combine(&tables, a, b, c, log_n)
     }
 
-    /// Builds what the Groth16 building blocks read at size 2^log_n: for the per-vector part (`prepare`)
-    /// both twiddle tables and the n^-1 g^i powers, for the final part (`combine`) the inverse twiddles, the
-    /// n^-1 g^-i powers and 1 / Z on the coset.
-    fn groth16_h_tables(&self, tables: &mut Tables, log_n: u32, prepare: bool, combine: bool) -> Result<()> {
+    /// Builds what the Groth16 building blocks read at size 2^log_n: both twiddle tables, the n^-1 g^i,
+    /// n^-1 and n^-1 g^-i scale tables, and 1 / Z on the coset.
+    fn groth16_h_tables(&self, tables: &mut Tables, log_n: u32) -> Result<()> {
         if log_n > 0 {
-            if prepare {
-                self.twiddles(tables, log_n, Direction::Forward)?;
-                self.twiddles(tables, log_n, Direction::Inverse)?;
-                self.scale_tables(tables, log_n, ScaleKind::InverseThenCoset)?;
-            }
-            if combine {
-                self.twiddles(tables, log_n, Direction::Inverse)?;
-                self.scale_tables(tables, log_n, ScaleKind::CosetInverse)?;
+            self.twiddles(tables, log_n, Direction::Forward)?;
+            self.twiddles(tables, log_n, Direction::Inverse)?;
+            for kind in [ScaleKind::InverseThenCoset, ScaleKind::InverseN, ScaleKind::CosetInverse] {
+                self.scale_tables(tables, log_n, kind)?;
             }
         }
-        if combine {
-            if let std::collections::hash_map::Entry::Vacant(slot) = tables.z_inv.entry(log_n) {
-                // g is not in the subgroup of order n, so g^n != 1 and Z is invertible on the coset.
-                let z = coset_generator().pow_vartime([1u64 << log_n]) - Scalar::ONE;
-                slot.insert(self.gpu.upload(&[z.invert().unwrap_or(Scalar::ZERO)])?);
-            }
+        if let std::collections::hash_map::Entry::Vacant(slot) = tables.z_inv.entry(log_n) {
+            // g is not in the subgroup of order n, so g^n != 1 and Z is invertible on the coset.
+            let z = coset_generator().pow_vartime([1u64 << log_n]) - Scalar::ONE;
+            slot.insert(self.gpu.upload(&[z.invert().unwrap_or(Scalar::ZERO)])?);
         }
         Ok(())
     }
@@ -362,6 +375,18 @@ impl Ntt {
         Ok(())
     }
 
+    /// Queues [`Ntt::groth16_h_prepare_c`]'s sweep (tables built, `c.len()` = 2^log_n checked).
+    fn queue_groth16_h_prepare_c(&self, tables: &Tables, c: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
+        if log_n == 0 {
+            return Ok(());
+        }
+        let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
+        for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::InverseN)) {
+            self.launch_step(tables, c, log_n, step)?;
+        }
+        Ok(())
+    }
+
     /// Queues [`Ntt::groth16_h_combine`]'s kernels (tables built, lengths 2^log_n checked).
     fn queue_groth16_h_combine(
         &self,
@@ -375,18 +400,24 @@ impl Ntt {
         let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
         let count = n as u64;
         let mut launch = self.gpu.stream().launch_builder(&self.h_pointwise);
-        launch.arg(a.raw_mut()).arg(b.raw()).arg(c.raw()).arg(z_inv.raw()).arg(&count);
-        // SAFETY: ntt_h_pointwise reads a, b, c (n elements each) and z (one element) and writes only a (a
-        // distinct buffer: it is borrowed mutably; b and c may be one buffer, both only read); grid-stride
-        // loop bounded by count = n.
+        launch.arg(a.raw_mut()).arg(b.raw()).arg(z_inv.raw()).arg(&count);
+        // SAFETY: ntt_h_pointwise reads a, b (n elements each) and z (one element) and writes only a (a distinct
+        // buffer: it is borrowed mutably); grid-stride loop bounded by count = n.
         unsafe { launch.launch(self.elementwise_config(n)) }?;
         if log_n > 0 {
             let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
-            let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse));
-            steps.push(Step::Permute);
-            for step in &steps {
+            for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse)) {
                 self.launch_step(tables, a, log_n, step)?;
             }
+        }
+        // Both a and c are coefficients in bit-reversed order here.
+        let mut launch = self.gpu.stream().launch_builder(&self.h_subtract);
+        launch.arg(a.raw_mut()).arg(c.raw()).arg(z_inv.raw()).arg(&count);
+        // SAFETY: ntt_h_subtract reads a, c (n elements each) and z (one element) and writes only a (borrowed
+        // mutably, so distinct from c); grid-stride loop bounded by count = n.
+        unsafe { launch.launch(self.elementwise_config(n)) }?;
+        if log_n > 0 {
+            self.launch_step(tables, a, log_n, &Step::Permute)?;
         }
         Ok(())
     }

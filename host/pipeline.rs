@@ -6,9 +6,10 @@
 //! *assignment* (a scalar vector that several queries share: e.g. the aux assignment used by the A, B_G1 and L
 //! queries), its split into the points with scalar 1 (`ones`, a bitmap) and the rest (`tail`: the scalars
 //! that are neither 0 nor 1, with their positions `tail_index`):
-//! - `h = (A·B − C) / Z` on the coset (the steps of [`crate::Ntt::groth16_h`]: per vector an inverse NTT and a
-//!   coset NTT, [`crate::Ntt::groth16_h_prepare`]; then the pointwise step and 1 coset inverse NTT,
-//!   [`crate::Ntt::groth16_h_combine`]) and `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
+//! - `h = (A·B − C) / Z` on the coset (the steps of [`crate::Ntt::groth16_h`]: for A and B an inverse NTT and
+//!   a coset NTT, [`crate::Ntt::groth16_h_prepare`]; for C an inverse NTT, [`crate::Ntt::groth16_h_prepare_c`];
+//!   then the pointwise step, 1 coset inverse NTT and C's subtraction, [`crate::Ntt::groth16_h_combine`]) and
+//!   `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
 //! - for every query of every assignment: the batch addition of the bases selected by `ones` plus the MSM of
 //!   `tail` over the bases at `tail_index` (a "tail MSM", sparse: [`Scalars::DeviceIndexed`]), i.e. `Σ sᵢ·Pᵢ`
 //!   over the whole assignment. G1 and G2 queries (B_G2) alike.
@@ -47,8 +48,9 @@
 //! time, kernel time (compute-stream busy time, overlaps counted once), GPU busy fraction and achieved H2D
 //! GB/s. Phases are emitted as `tracing` events (target `zkgpu.profile`); host-side waits are
 //! `zkgpu.pipeline.*` spans.
-//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b`, `ntt.h.c` (one
-//! vector's inverse + coset NTT each) and `ntt.h.combine` (pointwise + coset inverse NTT); `msm.h`,
+//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b` (one
+//! vector's inverse + coset NTT each), `ntt.h.c` (c's inverse NTT) and `ntt.h.combine` (pointwise, coset
+//! inverse NTT, c's subtraction); `msm.h`,
 //! `batch_add.{i}.g1.{q}`, `msm.tail.{i}.g1.{q}` (and `g2`); `d2h.h`, `d2h.results`.
 //! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
 //! `b` before `ntt.h.b`, `c` before `ntt.h.c`, every input before the MSM stage), so a phase's start event is
@@ -768,10 +770,12 @@ impl<'g> PartitionEngine<'g> {
         // the NTTs of a overlap the upload of b (and so on) and no phase counts a wait for a copy as busy. The
         // combine step runs after all three transforms, so after all three uploads.
         let ntt = &self.ntt;
-        for (name, v, done) in [("ntt.h.a", &mut s.a, &a_done), ("ntt.h.b", &mut s.b, &b_done), ("ntt.h.c", &mut s.c, &c_done)] {
+        for (name, v, done) in [("ntt.h.a", &mut s.a, &a_done), ("ntt.h.b", &mut s.b, &b_done)] {
             compute.wait(done)?;
             rec.phase(name, PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(v))?;
         }
+        compute.wait(&c_done)?;
+        rec.phase("ntt.h.c", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare_c(&mut s.c))?;
         rec.phase("ntt.h.combine", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_combine(&mut s.a, &s.b, &s.c))?;
         if let Some(h_out) = job.h_out {
             let copy = gpu.copy_stream().clone();

@@ -171,31 +171,41 @@ fn emulated_schedule_of_a_large_transform() {
 
 #[test]
 fn groth16_h_sequence_emulated() {
-    // The pass sequences of Ntt::groth16_h's building blocks. Ntt::groth16_h_prepare, per vector: an unscaled
+    // The pass sequences of Ntt::groth16_h's building blocks. Ntt::groth16_h_prepare (a and b): an unscaled
     // inverse DIF, then a DIT whose load multiplies by n^-1 g^i, equals the coset forward of the inverse.
-    // Ntt::groth16_h_combine: the pointwise (a b - c) / Z (done here on the CPU), then a coset inverse DIF and
-    // one permutation, gives h's coefficients.
+    // Ntt::groth16_h_prepare_c: an inverse DIF scaled by n^-1, c's coefficients in bit-reversed order.
+    // Ntt::groth16_h_combine: the pointwise a b / Z (done here on the CPU), a coset inverse DIF, the
+    // subtraction of c / Z (CPU) and one permutation give h's coefficients: the textbook recipe's, whose C
+    // makes the coset round trip.
     let mut rng = common::seeded_rng("groth16_h_sequence_emulated");
     for log_n in [1u32, 5, 11] {
         let n = 1usize << log_n;
         let mut prepare = ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, None);
         prepare.extend(ntt::sweep(log_n, 1, ntt::Sweep::Dit, Direction::Forward, log_n, Some(ntt::ScaleKind::InverseThenCoset)));
+        let prepare_c = ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::InverseN));
         let inputs: Vec<Vec<Scalar>> = (0..3).map(|_| random_scalars(&mut rng, n)).collect();
-        let mut evals = Vec::new();
-        for input in &inputs {
+        let mut prepared = Vec::new();
+        for (k, input) in inputs.iter().enumerate() {
             let mut got = input.clone();
-            emulate(&mut got, log_n, &prepare);
             let mut expected = input.clone();
-            ntt_cpu::ntt(&mut expected, NttConfig::inverse()).unwrap();
-            ntt_cpu::ntt(&mut expected, NttConfig::forward().coset()).unwrap();
-            assert!(got == expected, "prepare at 2^{log_n}");
-            evals.push(got);
+            if k < 2 {
+                emulate(&mut got, log_n, &prepare);
+                ntt_cpu::ntt(&mut expected, NttConfig::inverse()).unwrap();
+                ntt_cpu::ntt(&mut expected, NttConfig::forward().coset()).unwrap();
+            } else {
+                emulate(&mut got, log_n, &prepare_c);
+                ntt_cpu::ntt(&mut expected, NttConfig::inverse().orders(Order::Natural, Order::BitReversed)).unwrap();
+            }
+            assert!(got == expected, "prepare of input {k} at 2^{log_n}");
+            prepared.push(got);
         }
         let z_inv = (ntt_cpu::coset_generator().pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
-        let mut h: Vec<Scalar> = (0..n).map(|i| (evals[0][i] * evals[1][i] - evals[2][i]) * z_inv).collect();
-        let mut combine = ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::CosetInverse));
-        combine.push(Step::Permute);
-        emulate(&mut h, log_n, &combine);
+        let mut h: Vec<Scalar> = (0..n).map(|i| prepared[0][i] * prepared[1][i] * z_inv).collect();
+        emulate(&mut h, log_n, &ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::CosetInverse)));
+        for (x, c) in h.iter_mut().zip(&prepared[2]) {
+            *x -= c * z_inv;
+        }
+        emulate(&mut h, log_n, &[Step::Permute]);
         let expected = zkgpu::pipeline_cpu::h_coefficients(&inputs[0], &inputs[1], &inputs[2]).unwrap();
         assert!(h == expected, "combine at 2^{log_n}");
     }

@@ -183,14 +183,17 @@ fn bad_shapes_are_typed_errors_and_leave_buffers_unchanged() {
     let (mut a, mut b, mut c) = (gpu.upload(&input).unwrap(), gpu.upload(&input).unwrap(), gpu.upload(&input).unwrap());
     assert!(matches!(ntt.groth16_h(&mut a, &mut b, &mut c), Err(Error::NttSize { n: 24 })));
     assert!(matches!(ntt.groth16_h_prepare(&mut a), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.groth16_h_prepare_c(&mut c), Err(Error::NttSize { n: 24 })));
     assert!(matches!(ntt.groth16_h_combine(&mut a, &b, &c), Err(Error::NttSize { n: 24 })));
     assert!(matches!(ntt.groth16_h_prepare(&mut empty), Err(Error::NttSize { n: 0 })));
+    assert!(matches!(ntt.groth16_h_prepare_c(&mut empty), Err(Error::NttSize { n: 0 })));
     for v in [&a, &b, &c] {
         assert_eq!(gpu.download(v).unwrap(), input);
     }
 }
 
-/// The CPU reference of `Ntt::groth16_h`: (h's coefficients, the coset evaluations of a, b, c).
+/// The CPU reference of `Ntt::groth16_h`, by the textbook recipe (7 transforms: C's coset round trip
+/// included): (h's coefficients, the coset evaluations of a and b, c's coefficients in bit-reversed order).
 fn groth16_h_reference(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> (Vec<Scalar>, [Vec<Scalar>; 3]) {
     // Coefficients, coset evaluations, (A B - C) / Z, coset interpolation.
     let coset_evals = |v: &[Scalar]| {
@@ -204,7 +207,9 @@ fn groth16_h_reference(a: &[Scalar], b: &[Scalar], c: &[Scalar]) -> (Vec<Scalar>
     let z_inv = (ntt_cpu::coset_generator().pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
     let mut h: Vec<Scalar> = (0..n).map(|i| (ea[i] * eb[i] - ec[i]) * z_inv).collect();
     ntt_cpu::ntt(&mut h, NttConfig::inverse().coset()).unwrap();
-    (h, [ea, eb, ec])
+    let mut c_coefficients = c.to_vec();
+    ntt_cpu::ntt(&mut c_coefficients, NttConfig::inverse().orders(Order::Natural, Order::BitReversed)).unwrap();
+    (h, [ea, eb, c_coefficients])
 }
 
 #[test]
@@ -216,12 +221,13 @@ fn groth16_h_matches_the_reference() {
     for log_n in [0u32, 1, 4, 10, 15, 20] {
         let n = 1usize << log_n;
         let (a, b, c) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n), random_scalars(&mut rng, n));
-        let (expected, [_, eb, _]) = groth16_h_reference(&a, &b, &c);
+        let (expected, [_, eb, ec]) = groth16_h_reference(&a, &b, &c);
 
         let (mut da, mut db, mut dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
         ntt.groth16_h(&mut da, &mut db, &mut dc).unwrap();
         assert!(gpu.download(&da).unwrap() == expected, "h at 2^{log_n}");
         assert!(gpu.download(&db).unwrap() == eb, "coset evaluations of b at 2^{log_n}");
+        assert!(gpu.download(&dc).unwrap() == ec, "coefficients of c at 2^{log_n}");
     }
 }
 
@@ -238,13 +244,14 @@ fn groth16_h_building_blocks_compose_to_groth16_h() {
         let (a, b, c) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n), random_scalars(&mut rng, n));
         let (expected, coset) = groth16_h_reference(&a, &b, &c);
 
-        // prepare x 3 (in another order than groth16_h's: the vectors are independent), then combine.
+        // The three prepares (c first, unlike groth16_h: the vectors are independent), then combine.
         let (mut da, mut db, mut dc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
-        for v in [&mut dc, &mut da, &mut db] {
+        blocks.groth16_h_prepare_c(&mut dc).unwrap();
+        for v in [&mut da, &mut db] {
             blocks.groth16_h_prepare(v).unwrap();
         }
-        for (v, e, name) in [(&da, &coset[0], "a"), (&db, &coset[1], "b"), (&dc, &coset[2], "c")] {
-            assert!(gpu.download(v).unwrap() == *e, "prepare: coset evaluations of {name} at 2^{log_n}");
+        for (v, e, name) in [(&da, &coset[0], "coset evaluations of a"), (&db, &coset[1], "coset evaluations of b"), (&dc, &coset[2], "coefficients of c")] {
+            assert!(gpu.download(v).unwrap() == *e, "prepare: {name} at 2^{log_n}");
         }
         blocks.groth16_h_combine(&mut da, &db, &dc).unwrap();
         let h = gpu.download(&da).unwrap();

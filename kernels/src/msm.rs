@@ -159,8 +159,13 @@ impl DigitLayout {
     #[inline(always)]
     pub fn entry(&self, w: u32, magnitude: u32, negative: bool, index: u32) -> (u32, u32, u32) {
         let q = self.virtual_windows;
-        let point = (w / q) * self.stride + index;
-        (w % q, magnitude - 1, point | if negative { NEG_FLAG } else { 0 })
+        (w % q, magnitude - 1, self.copy_entry(w / q, negative, index))
+    }
+
+    /// The entry word for base `index` of precomputed copy `copy` (table row `copy`), negated or not.
+    #[inline(always)]
+    pub fn copy_entry(&self, copy: u32, negative: bool, index: u32) -> u32 {
+        (copy * self.stride + index) | if negative { NEG_FLAG } else { 0 }
     }
 }
 

@@ -8,7 +8,7 @@
 //! the digits are indexed by absolute window.
 use crate::device::atomic::atomic_add_u32;
 use crate::device::{FULL_MASK, SharedArena, block_idx, lane_id, match_any, shfl_idx_u32, shfl_up_u32, sync_threads, sync_warp, thread_idx_x};
-use crate::msm::{DigitLayout, NEG_FLAG, digit_of_word};
+use crate::msm::{DigitLayout, digit_of_word};
 use crate::msm_sort::{SORT_BLOCK, SORT_ITEMS, SORT_WARPS, block_items, lower_bound, radix_digit, windows_in};
 
 use super::shared_or_trap;
@@ -123,8 +123,7 @@ impl Source {
             let index = if self.indices.is_null() { self.first + i } else { unsafe { *self.indices.add(i as usize) } };
             let index = if index < self.limit { index } else { 0 };
             // DigitLayout::entry for window k·q + v: copy k of the table.
-            let point = k * self.layout.stride + index;
-            Some((magnitude - 1, point | if negative { NEG_FLAG } else { 0 }))
+            Some((magnitude - 1, self.layout.copy_entry(k, negative, index)))
         } else {
             // SAFETY: j < items <= per_window, inside this window's part.
             Some(unsafe { (*self.keys.add(j as usize), *self.vals.add(j as usize)) })

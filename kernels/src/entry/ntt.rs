@@ -3,7 +3,8 @@
 //! - `ntt_bit_reverse_tiled` (sizes >= 2^8) and `ntt_bit_reverse` (any size): in-place bit-reversal permutation of
 //!   every transform of a batch;
 //! - `ntt_fill_table`: builds a twiddle table `out[e] = hi[e >> s] * lo[e mod 2^s]`;
-//! - `ntt_h_pointwise`: the Groth16 H-term step `a[i] = (a[i] b[i] - c[i]) z`.
+//! - `ntt_h_pointwise`, `ntt_h_subtract`: the Groth16 H-term steps `a[i] = a[i] b[i] z` (on the coset) and
+//!   `a[i] = a[i] - c[i] z` (on the coefficients).
 use crate::device::{SharedArena, block_dim_x, block_idx_x, global_thread_count, global_thread_index, sync_threads, thread_idx_x};
 use crate::field::{Field, Fr};
 use crate::ntt::{
@@ -269,14 +270,14 @@ pub unsafe extern "ptx-kernel" fn ntt_fill_table(out: *mut Fr, lo: *const Fr, hi
     }
 }
 
-/// Kernel `ntt_h_pointwise`: `a[i] = (a[i] * b[i] - c[i]) * z[0]` for `i < count` (Groth16: the quotient by
-/// the vanishing polynomial, constant on the coset).
+/// Kernel `ntt_h_pointwise`: `a[i] = a[i] * b[i] * z[0]` for `i < count` (Groth16: A·B over the vanishing
+/// polynomial, which is constant on the coset).
 ///
 /// # Safety
-/// Any 1-D grid (grid-stride loop). `a`, `b`, `c` valid for `count` elements, `z` for one; `a` does not overlap
+/// Any 1-D grid (grid-stride loop). `a`, `b` valid for `count` elements, `z` for one; `a` does not overlap
 /// the others.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_h_pointwise(a: *mut Fr, b: *const Fr, c: *const Fr, z: *const Fr, count: u64) {
+pub unsafe extern "ptx-kernel" fn ntt_h_pointwise(a: *mut Fr, b: *const Fr, z: *const Fr, count: u64) {
     let mut i = global_thread_index() as u64;
     let stride = global_thread_count() as u64;
     // SAFETY: z valid for one element.
@@ -285,7 +286,30 @@ pub unsafe extern "ptx-kernel" fn ntt_h_pointwise(a: *mut Fr, b: *const Fr, c: *
         // SAFETY: i < count.
         unsafe {
             let i = i as usize;
-            let x = load(a.add(i)).mul(&load(b.add(i))).sub(&load(c.add(i))).mul(&z);
+            let x = load(a.add(i)).mul(&load(b.add(i))).mul(&z);
+            store(a.add(i), x);
+        }
+        i += stride;
+    }
+}
+
+/// Kernel `ntt_h_subtract`: `a[i] = a[i] - c[i] * z[0]` for `i < count` (Groth16: C's share of the
+/// quotient, subtracted from the interpolated A·B / Z as coefficients: the coset round trip of C cancels).
+///
+/// # Safety
+/// Any 1-D grid (grid-stride loop). `a`, `c` valid for `count` elements, `z` for one; `a` does not overlap
+/// the others.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_h_subtract(a: *mut Fr, c: *const Fr, z: *const Fr, count: u64) {
+    let mut i = global_thread_index() as u64;
+    let stride = global_thread_count() as u64;
+    // SAFETY: z valid for one element.
+    let z = unsafe { load(z) };
+    while i < count {
+        // SAFETY: i < count.
+        unsafe {
+            let i = i as usize;
+            let x = load(a.add(i)).sub(&load(c.add(i)).mul(&z));
             store(a.add(i), x);
         }
         i += stride;
