@@ -1015,9 +1015,11 @@ impl<'g, C: Curve> Msm<'g, C> {
                 None => launch.arg(&null),
             };
             launch.arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&at.stride).arg(&at.first).arg(&at.limit);
-            launch.arg(self.cursors.raw_mut()).arg(self.sorted.raw_mut()).arg(&per_window).arg(&bucket_lo).arg(&bucket_hi);
-            // SAFETY: msm_scatter: grid (⌈len / block⌉, windows); the count's digits for the same chunk and
-            // layout, so every cursor stays inside its bucket's range of the window (<= per_window entries);
+            launch.arg(self.offsets.raw()).arg(self.cursors.raw_mut()).arg(self.sorted.raw_mut());
+            launch.arg(&per_window).arg(&bucket_lo).arg(&bucket_hi);
+            // SAFETY: msm_scatter: grid (⌈len / block⌉, windows); the count's digits and ranks for the same
+            // chunk and layout and the scan's offsets and cursors of its counts, so every slot stays inside its
+            // bucket's range of the window (<= per_window entries);
             // the passes' bucket ranges are disjoint, so each entry is written once; sorted holds q · per_window
             // entries; the index view (if any) holds len indices; base indices are below limit (n rows of the
             // table, or len staged bases; larger ones were counted by the count and become 0), so point indices

@@ -19,7 +19,7 @@ use zkgpu::curve::{Curve, G1, G2};
 use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, Sort, choose_window_bits};
 use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
 use zkgpu_kernels::field::Fr;
-use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, window_count, MAX_WINDOW_BITS};
+use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, rank_overflow, window_count, MAX_WINDOW_BITS};
 
 fn plan(n: usize, c: Option<u32>, chunk: Option<usize>, copies: u32) -> MsmPlan {
     MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies, ..Default::default() }, false).unwrap()
@@ -168,9 +168,14 @@ fn signed_digits_recompose_the_scalar() {
             for_each_digit(&limbs, c, window_count(c), |w, m, neg| {
                 assert!(m >= 1 && m <= 1 << (c - 1), "c = {c}: magnitude {m}");
                 assert!(!(neg && m == 1 << (c - 1)), "c = {c}: -2^(c-1) is not a digit");
-                // The count kernel's stored form (0 means no digit) gives the digit back.
-                let word = digit_word(m, neg);
-                assert!(word != 0 && digit_of_word(word) == (m, neg), "c = {c}: digit word of {m}, {neg}");
+                // The count kernel's stored form (0 means no digit) gives the digit and the rank back, the rank
+                // saturated at rank_overflow(c).
+                let overflow = rank_overflow(c);
+                for rank in [0, 1, overflow - 1, overflow, overflow + 1, u32::MAX] {
+                    let word = digit_word(m, neg, rank, c);
+                    let back = (m, neg, rank.min(overflow));
+                    assert!(word != 0 && digit_of_word(word, c) == back, "c = {c}: digit word of {m}, {neg}, rank {rank}");
+                }
                 digits[w as usize] = if neg { -(m as i64) } else { m as i64 };
             });
             for d in digits {

@@ -865,6 +865,8 @@ fn g1_sort_matches_model() {
         // The engine still runs whole MSMs after a sorted_chunk call.
         assert_eq!(engine.run(b(), s()).unwrap(), msm, "{what}: MSM after sorted_chunk");
     };
+    // A bucket past rank_overflow(c) entries (the scatter's atomic cursors): at c = 23 and 24 (255 and 127)
+    // the ~375 copies of each special scalar.
     for sort in [Sort::Radix, Sort::Counting] {
         for c in [1, 2, 5, 12, 13, 16, 19, 20, 23, 24] {
             run(MsmConfig { window_bits: Some(c), sort, ..Default::default() }, (Device, Device), &format!("{sort:?}, c = {c}"));
@@ -888,15 +890,19 @@ fn g1_sort_matches_model() {
         check_sorted(&got, &expected, sort, &format!("{sort:?}, indexed scalars"));
     }
 
-    // 1.5 M scalars at c = 20, radix sort: 733 tiles per window, so sort blocks take three tiles each. The
-    // sort never reads the bases, so one point repeated will do.
+    // 1.5 M scalars at c = 20: for the radix sort 733 tiles per window, so sort blocks take three tiles each.
+    // The sort never reads the bases, so one point repeated will do.
     let big = 1_500_000;
     let big_scalars = sort_scalars(&mut rng, big);
     let d_big = gpu.upload(&big_scalars).unwrap();
     let table = MsmBases::<G1>::upload(&gpu, &vec![bases[0]; big]).unwrap();
-    let plan = MsmPlan::new(big, &MsmConfig { window_bits: Some(20), sort: Sort::Radix, ..Default::default() }, false).unwrap();
-    let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
-    let got = engine.sorted_chunk(Bases::Device(&table), Scalars::Device(&d_big)).unwrap();
-    let expected = zkgpu::msm_cpu::sorted_chunk_model(&big_scalars, None, &plan, big);
-    check_sorted(&got, &expected, Sort::Radix, "1.5 M scalars");
+    // The counting sort too: its scatter places the first rank_overflow(20) = 2047 entries of a bucket by the
+    // count's ranks and the rest (here the repeated scalar's ~190 K per window) by atomic cursors.
+    for sort in [Sort::Radix, Sort::Counting] {
+        let plan = MsmPlan::new(big, &MsmConfig { window_bits: Some(20), sort, ..Default::default() }, false).unwrap();
+        let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
+        let got = engine.sorted_chunk(Bases::Device(&table), Scalars::Device(&d_big)).unwrap();
+        let expected = zkgpu::msm_cpu::sorted_chunk_model(&big_scalars, None, &plan, big);
+        check_sorted(&got, &expected, sort, &format!("1.5 M scalars, {sort:?}"));
+    }
 }

@@ -19,12 +19,14 @@
 //!
 //! # Stages (per chunk of points; buckets persist across chunks)
 //! 1. **count**: one thread per scalar; stores every window's signed digit (and, for the counting sort,
-//!    `counts[v][m − 1] += 1` with atomics for each non-zero digit).
+//!    `counts[v][m − 1] += 1` with atomics for each non-zero digit, the counter's old value, the entry's rank
+//!    in its bucket, stored beside the digit: [`digit_word`]).
 //! 2. **sort**: the window's entries `point | NEG·[d < 0]` grouped by bucket, with `offsets[v][0..=B]`
 //!    (`offsets[v][B]` = entries of the window). By default a counting sort: the counts are scanned into
 //!    offsets and cursors (a window cut into parts of `SCAN_SPAN` buckets, one block each), then one thread
-//!    per scalar and window claims a slot of its bucket with an atomic (the order inside a bucket is whatever
-//!    the atomics gave). `Sort::Radix` is a stable radix sort instead ([`crate::msm_sort`]).
+//!    per scalar and window writes its entry at `offsets[v][b] + rank`, or, past the [`rank_overflow`] ranks
+//!    a digit word holds, at a slot claimed with an atomic on the bucket's cursor (the order inside a bucket
+//!    is whatever the atomics gave). `Sort::Radix` is a stable radix sort instead ([`crate::msm_sort`]).
 //! 3. **accumulate**: the window's sorted entries are cut into segments of `T` entries, one thread each, so
 //!    work is balanced whatever the bucket sizes are (one bucket may hold every point). A thread adds its
 //!    entries into an XYZZ accumulator (mixed additions, 8M + 2S) and, at each bucket boundary and at the
@@ -113,16 +115,25 @@ pub fn for_each_digit(limbs: &[u32; 8], c: u32, windows: u32, mut emit: impl FnM
     }
 }
 
-/// A signed digit as the count kernel stores it for the scatter: `magnitude | negative << 31`; 0 is no digit.
+/// The saturated rank of a [`digit_word`] for window bits `c` (`31 − c` bits, all set): an entry whose rank
+/// in its bucket is at least this takes its slot from the scatter's cursor instead.
 #[inline(always)]
-pub fn digit_word(magnitude: u32, negative: bool) -> u32 {
-    magnitude | (negative as u32) << 31
+pub const fn rank_overflow(c: u32) -> u32 {
+    (1 << (31 - c)) - 1
 }
 
-/// `(magnitude, negative)` of a non-zero [`digit_word`].
+/// A signed digit as the count kernel stores it for the scatter: `magnitude` in the low `c` bits (it is at most
+/// `2^(c−1)`), the entry's rank among its bucket's entries (the count's counter before its increment, saturated
+/// at [`rank_overflow`]) in the next `31 − c`, `negative` in bit 31; 0 is no digit. `c <= 24`.
 #[inline(always)]
-pub fn digit_of_word(word: u32) -> (u32, bool) {
-    (word & !(1 << 31), word >> 31 != 0)
+pub fn digit_word(magnitude: u32, negative: bool, rank: u32, c: u32) -> u32 {
+    magnitude | rank.min(rank_overflow(c)) << c | (negative as u32) << 31
+}
+
+/// `(magnitude, negative, rank)` of a non-zero [`digit_word`] for window bits `c`.
+#[inline(always)]
+pub fn digit_of_word(word: u32, c: u32) -> (u32, bool, u32) {
+    (word & ((1 << c) - 1), word >> 31 != 0, (word >> c) & rank_overflow(c))
 }
 
 /// The canonical limbs of a Montgomery-form scalar (as blstrs stores them).

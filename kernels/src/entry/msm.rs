@@ -35,15 +35,17 @@ use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word,
+    AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word, rank_overflow,
     fold_group, for_each_digit, in_one_segment, spanning_bucket, weighted_bucket_sum,
 };
 
 use super::shared_or_trap;
 
 /// Thread `i < len` adds one to `counts[v · buckets + b]` for each entry `(v, b)` of chunk scalar `i` (unless
-/// `counts` is null: the radix sort needs only the digits) and stores the signed digit of every window `w` at `digits[w · len + i]` ([`digit_word`], 0 for none), so the
-/// scatter can go window by window. With `indices` given (sparse scalars), a base index `>= limit` is counted
+/// `counts` is null: the radix sort needs only the digits) and stores the signed digit of every window `w`
+/// with the counter's old value, the entry's rank in its bucket, at `digits[w · len + i]` ([`digit_word`], 0
+/// for none), so the scatter can go window by window and needs no atomic for ranks below
+/// [`rank_overflow`]. With `indices` given (sparse scalars), a base index `>= limit` is counted
 /// in `*bad` (once per scalar).
 ///
 /// # Safety
@@ -85,13 +87,15 @@ pub unsafe extern "ptx-kernel" fn msm_count(
             store(next, 0);
             next += 1;
         }
-        store(w, digit_word(magnitude, negative));
-        next = w + 1;
-        if !counts.is_null() {
+        let rank = if counts.is_null() {
+            0
+        } else {
             let (v, b, _) = layout.entry(w, magnitude, negative, 0);
             // SAFETY: v < q and b < buckets, so the counter exists; only atomic accesses meanwhile.
-            unsafe { atomic_add_u32(counts.add((v * buckets + b) as usize), 1) };
-        }
+            unsafe { atomic_add_u32(counts.add((v * buckets + b) as usize), 1) }
+        };
+        store(w, digit_word(magnitude, negative, rank, c));
+        next = w + 1;
     });
     while next < windows {
         store(next, 0);
@@ -223,8 +227,10 @@ unsafe fn block_sum(scan: &crate::device::SharedSlice<u32>, value: u32) -> u32 {
 }
 
 /// Thread `(i < len, w = blockIdx.y)` writes the entry `(v, b, e)` of window `w` of chunk scalar `i` (its
-/// digit from [`msm_count`]) to `sorted[v · per_window + atomic_add(cursors[v · buckets + b], 1)]` if
-/// `bucket_lo <= b < bucket_hi`. Scalar `i` multiplies base `indices[i]` (sparse scalars) or, with `indices`
+/// digit and rank `r` from [`msm_count`]) to `sorted[v · per_window + offsets[v][b] + r]` if `bucket_lo <= b <
+/// bucket_hi`; a saturated rank (`r = rank_overflow(c)`: the bucket's entries past the first `r`) takes slot
+/// `atomic_add(cursors[v · buckets + b], 1) + r` instead. The count's ranks are distinct per bucket, and the
+/// cursors start at `offsets[v][b]`, so every slot is claimed once. Scalar `i` multiplies base `indices[i]` (sparse scalars) or, with `indices`
 /// null, base `first + i`; a base index `>= limit` (counted by the count kernel) is replaced by 0, so every
 /// entry stays inside the table.
 ///
@@ -235,8 +241,8 @@ unsafe fn block_sum(scan: &crate::device::SharedSlice<u32>, value: u32) -> u32 {
 ///
 /// # Safety
 /// Grid `(⌈len / block⌉, windows)`. `digits` as written by [`msm_count`] for the same scalars, `len`, `c` and
-/// `windows`; `cursors` the scan's cursors for those counts (so every claimed slot is inside the window's
-/// `offsets[v][b]..offsets[v][b + 1] <= per_window`); `sorted` holds `q · per_window` entries; `indices` null
+/// `windows`; `offsets` (`q · (buckets + 1)` words) and `cursors` the scan's offsets and cursors for those
+/// counts (so every slot is inside the window's `offsets[v][b]..offsets[v][b + 1] <= per_window`); `sorted` holds `q · per_window` entries; `indices` null
 /// or holding `len` indices; `(w / q) · stride + index < 2^31` for every window `w` and `index < limit`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn msm_scatter(
@@ -249,6 +255,7 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
     stride: u32,
     first: u32,
     limit: u32,
+    offsets: *const u32,
     cursors: *mut u32,
     sorted: *mut u32,
     per_window: u32,
@@ -263,7 +270,7 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
     // SAFETY: w < windows and i < len: the word exists.
     let word = unsafe { *digits.add(w as usize * len as usize + i) };
     // Bucket `magnitude − 1`; word 0 (no digit) wraps to u32::MAX and is skipped as well.
-    let (magnitude, negative) = digit_of_word(word);
+    let (magnitude, negative, rank) = digit_of_word(word, c);
     let bucket = magnitude.wrapping_sub(1);
     if bucket < bucket_lo || bucket >= bucket_hi {
         return;
@@ -273,10 +280,15 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
     let index = if index < limit { index } else { 0 };
     let layout = DigitLayout { c, windows, virtual_windows: q, stride };
     let (v, b, e) = layout.entry(w, magnitude, negative, index);
-    // SAFETY: the cursor exists (v < q, b < buckets) and is only accessed atomically; the slot it hands out is
-    // claimed by this thread alone and lies inside the window (see above).
+    let overflow = rank_overflow(c);
+    // SAFETY: the offset and the cursor exist (v < q, b < buckets); the cursor is only accessed atomically; the
+    // slot is claimed by this thread alone and lies inside the window (see above).
     unsafe {
-        let slot = atomic_add_u32(cursors.add((v * layout.buckets() + b) as usize), 1);
+        let slot = if rank < overflow {
+            *offsets.add(v as usize * (layout.buckets() as usize + 1) + b as usize) + rank
+        } else {
+            atomic_add_u32(cursors.add((v * layout.buckets() + b) as usize), 1) + overflow
+        };
         sorted.add(v as usize * per_window as usize + slot as usize).write(e);
     }
 }

@@ -98,7 +98,7 @@ impl Source {
             // SAFETY: forwarded.
             let (word, _, _) = unsafe { self.word(j) };
             // Bucket `magnitude − 1`; word 0 (no digit) has no entry.
-            if word == 0 { None } else { Some(digit_of_word(word).0 - 1) }
+            if word == 0 { None } else { Some(digit_of_word(word, self.layout.c).0 - 1) }
         } else {
             // SAFETY: j < items <= per_window, inside this window's part.
             Some(unsafe { *self.keys.add(j as usize) })
@@ -118,7 +118,7 @@ impl Source {
             if word == 0 {
                 return None;
             }
-            let (magnitude, negative) = digit_of_word(word);
+            let (magnitude, negative, _) = digit_of_word(word, self.layout.c);
             // SAFETY: i < len.
             let index = if self.indices.is_null() { self.first + i } else { unsafe { *self.indices.add(i as usize) } };
             let index = if index < self.limit { index } else { 0 };
