@@ -1,6 +1,8 @@
 //! Batch addition of affine points on the GPU: the sum of a point set, optionally under a selection bitmap,
 //! many independent sets in one launch; G1 and G2; results as blstrs projective points. Plus the scalar split
 //! a Groth16 prover needs before it: which points go nowhere (scalar 0), to batch addition (1) or to the MSM.
+//! [`BatchAdder::enqueue_tables`] sums several point tables of one shape under one bitmap (a Groth16
+//! assignment's queries), compacting the bitmap once for all of them.
 //!
 //! The algorithm and kernels are described in `zkgpu_kernels::batch_add` and kernels/NOTES.md ("Batch
 //! addition"). The CPU reference is [`crate::batch_add_cpu`].
@@ -108,7 +110,10 @@ pub struct BatchAdder<'g, C: Curve> {
     /// Compaction of a bitmap for the affine method, allocated by the first call with one.
     selection: Option<Selection>,
     host_offsets: Vec<usize>,
-    out: DeviceBuffer<C::Projective>,
+    /// One result buffer (a point per set) per table, grown by [`BatchAdder::enqueue_tables`].
+    outs: Vec<DeviceBuffer<C::Projective>>,
+    /// Tables of the last queued call (what [`BatchAdder::sums`] returns).
+    queued_tables: usize,
     blocks_per_set: u32,
     /// Threads of one affine level launch (one wave).
     affine_threads: usize,
@@ -170,7 +175,8 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             selection: None,
             affine_threads,
             host_offsets: set_offsets.to_vec(),
-            out: gpu.alloc_zeroed::<C::Projective>(sets)?,
+            outs: vec![gpu.alloc_zeroed::<C::Projective>(sets)?],
+            queued_tables: 1,
             blocks_per_set,
             _curve: PhantomData,
         })
@@ -195,23 +201,49 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Queues the sums of `points` (selected by `bitmap` when given) on the compute stream; read them with
     /// [`BatchAdder::sums`]. `points` must hold the point count given to [`BatchAdder::new`].
     pub fn enqueue(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
+        self.enqueue_tables(&[points], bitmap)
+    }
+
+    /// Queues the sums of each table in `tables` (each holding the point count given to [`BatchAdder::new`],
+    /// all under the same `bitmap` when given); [`BatchAdder::sums`] returns them table after table. Under a
+    /// bitmap the affine method compacts it once for all tables. Checks every table before queueing anything.
+    pub fn enqueue_tables(&mut self, tables: &[&DeviceBuffer<C::Affine>], bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
         let total = self.host_offsets[self.host_offsets.len() - 1];
-        if points.len() < total {
-            return Err(Error::LengthMismatch { what: "batch_add points", expected: total, actual: points.len() });
+        if let Some(short) = tables.iter().find(|t| t.len() < total) {
+            return Err(Error::LengthMismatch { what: "batch_add points", expected: total, actual: short.len() });
         }
         if let Some(b) = bitmap {
             check_bitmap(b.len(), total)?;
         }
-        let sets = (self.host_offsets.len() - 1) as u32;
+        let sets = self.host_offsets.len() - 1;
+        while self.outs.len() < tables.len() {
+            self.outs.push(self.gpu.alloc_zeroed::<C::Projective>(sets)?);
+        }
+        self.queued_tables = tables.len();
         if sets == 0 {
             return Ok(());
         }
-        let stream = self.gpu.stream().clone();
         if self.method == Method::Affine && (bitmap.is_none() || self.affine_levels(true) > 0) {
-            return self.enqueue_affine(points, bitmap);
+            let (first, set_len) = (self.host_offsets[0], self.host_offsets[1] - self.host_offsets[0]);
+            let levels = affine_levels(planned_points(set_len, bitmap.is_some()), self.affine_threads).0.len();
+            if let Some(bitmap) = bitmap {
+                self.compact(bitmap, first, set_len, levels as u32)?;
+            }
+            for (k, points) in tables.iter().enumerate() {
+                self.enqueue_affine(points, bitmap.is_some(), k)?;
+            }
+            return Ok(());
         }
+        for (k, points) in tables.iter().enumerate() {
+            self.enqueue_xyzz(points, bitmap, k)?;
+        }
+        Ok(())
+    }
 
-        // 1. Per-thread XYZZ sums.
+    /// Per-thread XYZZ sums of every set of `points` (under `bitmap`), reduced into `outs[table]`.
+    fn enqueue_xyzz(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>, table: usize) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let sets = (self.host_offsets.len() - 1) as u32;
         let null = 0u64;
         let cfg = LaunchConfig {
             grid_dim: (self.blocks_per_set, sets, 1),
@@ -230,28 +262,29 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         // (checked) or is null; lane_sums holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
         unsafe { launch.launch(cfg) }?;
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
-        self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
+        self.sums.enqueue(&self.lane_sums, per_set, &mut self.outs[table])
     }
 
-    /// Affine levels, then XYZZ accumulation of what is left (single set). Under a bitmap (set start a multiple
-    /// of 32) the selected points are compacted into `selection.indices` and the first level gathers them;
-    /// their count stays on the device, where every level and the XYZZ stage read it.
-    fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
+    /// Affine levels, then XYZZ accumulation of what is left (single set), into `outs[table]`. With
+    /// `selected` the bitmap was compacted into `selection.indices` (set start a multiple of 32) and the first
+    /// level gathers them; their count stays on the device, where every level and the XYZZ stage read it.
+    fn enqueue_affine(&mut self, points: &DeviceBuffer<C::Affine>, selected: bool, table: usize) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let (first, last) = (self.host_offsets[0], self.host_offsets[1]);
         let set_len = last - first;
-        let (plan, left) = affine_levels(planned_points(set_len, bitmap.is_some()), self.affine_threads);
-        if let Some(bitmap) = bitmap {
-            self.compact(bitmap, first, set_len, plan.len() as u32)?;
-        }
-        let selection = bitmap.and(self.selection.as_ref());
+        let (plan, left) = affine_levels(planned_points(set_len, selected), self.affine_threads);
+        let selection = match (selected, self.selection.as_ref()) {
+            (true, Some(sel)) => Some(sel),
+            (true, None) => return Err(Error::InvalidSets("affine sum under a bitmap without its compaction".into())),
+            (false, _) => None,
+        };
         let count = match selection {
             Some(sel) => sel.totals.raw_range(0..1)?,
             None => self.affine_count.raw_range(0..1)?,
         };
         // `n` bounds each level's input (the selected points are at most the set's); `planned` is what the
         // plan assumed, which sizes the grids.
-        let (mut n, mut planned) = (set_len, planned_points(set_len, bitmap.is_some()));
+        let (mut n, mut planned) = (set_len, planned_points(set_len, selected));
         let mut src = 2; // 2 = the caller's points, 0/1 = levels[0/1]
         for (shift, &run) in plan.iter().enumerate() {
             let cfg = affine_level_cfg::<C>((planned / 2).div_ceil(run));
@@ -314,44 +347,28 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         unsafe { launch.launch(cfg) }?;
         drop(launch);
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
-        self.sums.enqueue(&self.lane_sums, per_set, &mut self.out)
+        self.sums.enqueue(&self.lane_sums, per_set, &mut self.outs[table])
     }
 
-    /// Queues the compaction of the bits `first..first + len` of `bitmap` (`first` a multiple of 32): the
-    /// indices of the selected points (relative to `first`) into `selection.indices`, their count `m` and
-    /// `[0, ceil(m / 2^levels)]` into `selection.totals`.
+    /// Queues the compaction of the bits `first..first + len` of `bitmap` (`first` a multiple of 32) into
+    /// the selection (allocated by the first call).
     fn compact(&mut self, bitmap: &DeviceBuffer<u32>, first: usize, len: usize, levels: u32) -> Result<()> {
-        if self.selection.is_none() {
-            self.selection = Some(Selection::new(self.gpu, len)?);
-        }
-        let Some(sel) = self.selection.as_mut() else { return Ok(()) };
-        let stream = self.gpu.stream().clone();
+        let sel = match self.selection.take() {
+            Some(sel) => sel,
+            None => Selection::new(self.gpu, len)?,
+        };
         let bits = bitmap.raw_range(first / 32..first / 32 + len.div_ceil(32))?;
-        let len32 = len as u32;
-        let chunks = sel.chunk_counts.len() as u32;
-        stream.memset_zeros(sel.chunk_counts.raw_mut())?;
-        let chunk_cfg = LaunchConfig { grid_dim: (chunks.max(1), 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let mut launch = stream.launch_builder(&sel.count);
-        launch.arg(&bits).arg(&len32).arg(sel.chunk_counts.raw_mut());
-        // SAFETY: batch_add_count_chunks: one block per chunk of 1024 words of the len-bit bitmap view (it
-        // holds ceil(len / 32) words, checked by the caller), 256 threads; the counters were zeroed above.
-        unsafe { launch.launch(chunk_cfg) }?;
-        let mut launch = stream.launch_builder(&sel.totals_fn);
-        launch.arg(sel.chunk_counts.raw()).arg(&chunks).arg(&levels).arg(sel.totals.raw_mut());
-        // SAFETY: batch_add_selected_totals: one block of 256 threads with 256 u32 of shared memory;
-        // chunk_counts holds `chunks` counts, totals three words.
-        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
-        let mut launch = stream.launch_builder(&sel.compact);
-        launch.arg(&bits).arg(&len32).arg(sel.chunk_counts.raw()).arg(sel.indices.raw_mut());
-        // SAFETY: batch_add_compact_indices: the count's grid; chunk_counts holds its totals, whose sum is at
-        // most len = the room in `indices`; 256 u32 of shared memory.
-        unsafe { launch.launch(LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
-        Ok(())
+        self.selection.insert(sel).enqueue(self.gpu, &bits, len, levels)
     }
 
-    /// Waits for the queued sums and returns them, one per set.
+    /// Waits for the queued sums and returns them, one per set, table after table for
+    /// [`BatchAdder::enqueue_tables`].
     pub fn sums(&self) -> Result<Vec<C::Projective>> {
-        self.gpu.download(&self.out)
+        let mut sums = Vec::new();
+        for out in &self.outs[..self.queued_tables] {
+            sums.extend(self.gpu.download(out)?);
+        }
+        Ok(sums)
     }
 }
 
@@ -378,6 +395,37 @@ impl Selection {
             totals: gpu.alloc_zeroed(3)?,
             indices: gpu.alloc_zeroed(len)?,
         })
+    }
+
+    /// Queues on the compute stream the compaction of the `len` bits of `bits` (at most the `len` given to
+    /// [`Selection::new`]; `bits` holds `ceil(len / 32)` words): the indices of the set bits into `indices`,
+    /// their count `m` and `[0, ceil(m / 2^levels)]` into `totals`.
+    fn enqueue(&mut self, gpu: &Gpu, bits: &cudarc::driver::CudaView<'_, u8>, len: usize, levels: u32) -> Result<()> {
+        if len > self.indices.len() {
+            return Err(Error::LengthMismatch { what: "bitmap compaction (bits)", expected: self.indices.len(), actual: len });
+        }
+        let stream = gpu.stream().clone();
+        let len32 = len as u32;
+        let chunks = len.div_ceil(32).div_ceil(CHUNK_WORDS).max(1) as u32;
+        stream.memset_zeros(self.chunk_counts.raw_mut())?;
+        let chunk_cfg = LaunchConfig { grid_dim: (chunks, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = stream.launch_builder(&self.count);
+        launch.arg(bits).arg(&len32).arg(self.chunk_counts.raw_mut());
+        // SAFETY: batch_add_count_chunks: one block per chunk of 1024 words of the len-bit bitmap view (it
+        // holds ceil(len / 32) words, checked by the callers), 256 threads; the counters (at least `chunks`,
+        // as len is at most the allocation's) were zeroed above.
+        unsafe { launch.launch(chunk_cfg) }?;
+        let mut launch = stream.launch_builder(&self.totals_fn);
+        launch.arg(self.chunk_counts.raw()).arg(&chunks).arg(&levels).arg(self.totals.raw_mut());
+        // SAFETY: batch_add_selected_totals: one block of 256 threads with 256 u32 of shared memory;
+        // chunk_counts holds `chunks` counts, totals three words.
+        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
+        let mut launch = stream.launch_builder(&self.compact);
+        launch.arg(bits).arg(&len32).arg(self.chunk_counts.raw()).arg(self.indices.raw_mut());
+        // SAFETY: batch_add_compact_indices: the count's grid; chunk_counts holds its totals, whose sum is at
+        // most len <= the room in `indices`; 256 u32 of shared memory.
+        unsafe { launch.launch(LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
+        Ok(())
     }
 }
 
@@ -575,15 +623,14 @@ pub struct ScalarSplit {
     pub other_count: usize,
 }
 
-/// Classifies `scalars` (0: skipped, 1: batch addition, others: MSM) and lists the MSM indices in order.
+/// Classifies `scalars` (0: skipped, 1: batch addition, others: MSM) and lists the MSM indices in order
+/// (the compaction of the `others` bitmap that the affine batch addition uses).
 pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Result<ScalarSplit> {
     let n = scalars.len();
     let n32 = u32::try_from(n).map_err(|_| Error::SizeOverflow(format!("{n} scalars do not fit u32")))?;
     let words = n.div_ceil(32);
-    let chunks = words.div_ceil(CHUNK_WORDS);
     let mut ones = gpu.alloc_zeroed::<u32>(words)?;
     let mut others = gpu.alloc_zeroed::<u32>(words)?;
-    let mut counts = gpu.alloc_zeroed::<u32>(chunks)?;
     if n == 0 {
         let other_indices = gpu.alloc_zeroed::<u32>(0)?;
         return Ok(ScalarSplit { ones, others, other_indices, other_count: 0 });
@@ -594,25 +641,10 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
     launch.arg(scalars.raw()).arg(&n32).arg(ones.raw_mut()).arg(others.raw_mut());
     // SAFETY: one thread per scalar in 256-thread blocks (multiples of 32); ones/others hold ceil(n/32) words.
     unsafe { launch.launch(crate::launch::launch_config_1d(n, 256)) }?;
-    let count = gpu.function("batch_add_count_chunks")?;
-    let chunk_cfg = LaunchConfig { grid_dim: (chunks as u32, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
-    let mut launch = stream.launch_builder(&count);
-    launch.arg(others.raw()).arg(&n32).arg(counts.raw_mut());
-    // SAFETY: one block per chunk of 1024 words, 256 threads; `counts` holds one zeroed counter per chunk.
-    unsafe { launch.launch(chunk_cfg) }?;
-    let other_count: usize = gpu.download(&counts)?.iter().map(|&c| c as usize).sum();
-    let mut other_indices = gpu.alloc_zeroed::<u32>(other_count)?;
-    if other_count > 0 {
-        let compact = gpu.function("batch_add_compact_indices")?;
-        let cfg = LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg };
-        let mut launch = stream.launch_builder(&compact);
-        launch.arg(others.raw()).arg(&n32).arg(counts.raw()).arg(other_indices.raw_mut());
-        // SAFETY: same grid as the count; counts holds the chunk totals, other_indices their sum; shared
-        // memory holds 256 u32.
-        unsafe { launch.launch(cfg) }?;
-        gpu.synchronize()?;
-    }
-    Ok(ScalarSplit { ones, others, other_indices, other_count })
+    let mut selection = Selection::new(gpu, n)?;
+    selection.enqueue(gpu, &others.raw_range(0..words)?, n, 0)?;
+    let other_count = gpu.download(&selection.totals)?.first().copied().unwrap_or(0) as usize;
+    Ok(ScalarSplit { ones, others, other_indices: selection.indices, other_count })
 }
 
 /// One affine halving level on the GPU (`out[i] = list[2i] + list[2i + 1]`, the last point passed through

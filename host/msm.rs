@@ -14,6 +14,9 @@
 //! - **Chunks**: points are processed in chunks (buckets persist across them). With host inputs, the next
 //!   chunk's upload runs on the copy stream while the current chunk computes; device inputs use chunks only
 //!   to bound the scratch memory (2^25 points per chunk by default, 2^24 with affine accumulation).
+//! - **Several tables, one scalar vector** ([`Msm::enqueue_tables`]): the MSMs of one scalar vector over
+//!   several base tables (a Groth16 assignment's A, B and L queries) share the sort when the scalars fit one
+//!   chunk; only the bucket stages run per table.
 //! - **Determinism**: the result is normalized to `Z = 1` on the host (with the default counting sort the
 //!   order inside a bucket varies from run to run, the point does not; [`Sort::Radix`] is stable), so results
 //!   are bit-identical run to run.
@@ -510,12 +513,8 @@ pub struct Msm<'g, C: Curve> {
     plan: MsmPlan,
     kernels: Kernels,
     sums: XyzzSetSum<C>,
-    /// The counting sort's counters, `q · buckets` words (empty with the radix sort).
-    counts: DeviceBuffer<u32>,
-    /// The counting sort's scan part sums, `q · ⌈buckets / SCAN_SPAN⌉` words (empty with the radix sort).
-    scan_sums: DeviceBuffer<u32>,
-    /// The counting sort's scatter cursors, `q · buckets` words (empty with the radix sort).
-    cursors: DeviceBuffer<u32>,
+    /// The counting sort's scratch (empty buffers with the radix sort).
+    counting: CountingScratch,
     /// The radix sort's scratch (empty buffers with the counting sort).
     radix: RadixScratch,
     offsets: DeviceBuffer<u32>,
@@ -524,6 +523,7 @@ pub struct Msm<'g, C: Curve> {
     buckets: DeviceBuffer<u8>,
     shares: DeviceBuffer<u8>,
     window_sums: DeviceBuffer<C::Projective>,
+    /// One result per table of the queued call (grown by [`Msm::enqueue_tables`]).
     out: DeviceBuffer<C::Projective>,
     /// Double-buffered chunk staging for host inputs, allocated on first use.
     staged_bases: Vec<DeviceBuffer<C::Affine>>,
@@ -536,6 +536,27 @@ pub struct Msm<'g, C: Curve> {
     affine_scratch: DeviceBuffer<C::Affine>,
     /// What [`Msm::enqueue`] queued and [`Msm::finish`] collects.
     pending: Option<Queued>,
+}
+
+/// The counting sort's buffers (count → scan → scatter).
+struct CountingScratch {
+    /// Entries per bucket, `q · buckets` words.
+    counts: DeviceBuffer<u32>,
+    /// The scan's part sums, `q · ⌈buckets / SCAN_SPAN⌉` words.
+    scan_sums: DeviceBuffer<u32>,
+    /// The scatter's cursors for entries past the ranks the count keeps, `q · buckets` words.
+    cursors: DeviceBuffer<u32>,
+}
+
+impl CountingScratch {
+    fn new(gpu: &Gpu, plan: &MsmPlan) -> Result<Self> {
+        let q = if plan.sort == Sort::Counting { plan.virtual_windows as usize } else { 0 };
+        Ok(CountingScratch {
+            counts: gpu.alloc_zeroed(q * plan.buckets())?,
+            scan_sums: gpu.alloc_zeroed(q * plan.scan_parts())?,
+            cursors: gpu.alloc_zeroed(q * plan.buckets())?,
+        })
+    }
 }
 
 /// The radix sort's buffers for one group of `sort_group` virtual windows (`zkgpu_kernels::msm_sort`).
@@ -575,10 +596,11 @@ impl RadixScratch {
 /// An MSM [`Msm::enqueue`] queued.
 #[derive(Clone, Copy)]
 enum Queued {
-    /// No scalars: the identity, nothing on the GPU.
-    Empty,
-    /// Kernels queued; `index_limit`: the bases sparse scalars may index (their check is collected too).
-    Run { index_limit: Option<usize> },
+    /// No scalars: the identity per table, nothing on the GPU.
+    Empty { tables: usize },
+    /// Kernels queued for `tables` tables; `index_limit`: the bases sparse scalars may index (their check is
+    /// collected too).
+    Run { index_limit: Option<usize>, tables: usize },
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
@@ -605,15 +627,12 @@ impl<'g, C: Curve> Msm<'g, C> {
         gpu.allow_dynamic_shared(&kernels.sort_downsweep, downsweep_shared_bytes(RADIX_BITS))?;
         let q = plan.virtual_windows as usize;
         let b = plan.buckets();
-        let counting = if plan.sort == Sort::Counting { q } else { 0 };
         let xyzz = C::XYZZ_BYTES;
         Ok(Msm {
             gpu,
             kernels,
             sums: XyzzSetSum::new(gpu, plan.shares(), q)?,
-            counts: gpu.alloc_zeroed(counting * b)?,
-            scan_sums: gpu.alloc_zeroed(counting * plan.scan_parts())?,
-            cursors: gpu.alloc_zeroed(counting * b)?,
+            counting: CountingScratch::new(gpu, &plan)?,
             radix: RadixScratch::new(gpu, &plan)?,
             offsets: gpu.alloc_zeroed(q * (b + 1))?,
             sorted: gpu.alloc_zeroed(q * plan.per_window())?,
@@ -662,24 +681,50 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// waited for; with double-buffered chunks that is about when the second-to-last chunk's compute ends).
     /// On an error nothing queued reads the caller's memory afterwards (the GPU is synchronized).
     pub fn enqueue(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<()> {
+        self.enqueue_on(&[bases], scalars)
+    }
+
+    /// Queues the MSMs of one scalar vector over several device tables (`Σ scalars[i]·tables[k][i]` for every
+    /// `k`); [`Msm::finish_tables`] returns them in order. When the scalars fit one chunk of the plan the
+    /// count and sort run once and only the bucket stages (accumulate to combine) run per table; otherwise
+    /// each table is a whole MSM. The tables must have the same length and precomputation (the sorted entries
+    /// name points by position); errors as [`Msm::run`], plus `LengthMismatch` for tables of different
+    /// lengths.
+    pub fn enqueue_tables(&mut self, tables: &[&MsmBases<C>], scalars: Scalars<'_>) -> Result<()> {
+        if let Some(t) = tables.iter().find(|t| t.n != tables[0].n) {
+            return Err(Error::LengthMismatch { what: "msm tables (all the same length)", expected: tables[0].n, actual: t.n });
+        }
+        let bases: Vec<Bases<'_, C>> = tables.iter().map(|t| Bases::Device(t)).collect();
+        self.enqueue_on(&bases, scalars)
+    }
+
+    /// [`Msm::enqueue`] over the tables `bases` (host bases only alone: their chunks are staged one table at
+    /// a time).
+    fn enqueue_on(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
         let n = scalars.len();
-        let span = tracing::info_span!("zkgpu.msm.enqueue", curve = C::NAME, n, c = self.plan.window_bits);
+        let span = tracing::info_span!("zkgpu.msm.enqueue", curve = C::NAME, n, c = self.plan.window_bits, tables = bases.len());
         let _entered = span.enter();
         if self.pending.is_some() {
             return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
         }
-        self.check_inputs(&bases, &scalars)?;
-        if n == 0 {
-            self.pending = Some(Queued::Empty);
+        for b in bases {
+            self.check_inputs(b, &scalars)?;
+        }
+        let tables = bases.len();
+        if n == 0 || tables == 0 {
+            self.pending = Some(Queued::Empty { tables });
             return Ok(());
         }
-        let index_limit = match (&bases, &scalars) {
+        if self.out.len() < tables {
+            self.out = self.gpu.alloc_zeroed(tables)?;
+        }
+        let index_limit = match (&bases[0], &scalars) {
             (Bases::Device(b), Scalars::DeviceIndexed { .. }) => Some(b.n),
             _ => None,
         };
-        self.pending = Some(Queued::Run { index_limit });
-        let host_inputs = matches!(bases, Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
-        let queued = self.enqueue_all(&bases, &scalars).and_then(|()| {
+        self.pending = Some(Queued::Run { index_limit, tables });
+        let host_inputs = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        let queued = self.enqueue_all(bases, &scalars).and_then(|()| {
             // The copies read the caller's memory: they must be done before its borrow ends.
             if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }
         });
@@ -691,14 +736,25 @@ impl<'g, C: Curve> Msm<'g, C> {
     }
 
     /// Waits for the MSM queued by [`Msm::enqueue`] and returns it normalized (`Z = 1`, or the identity).
-    /// `Err(MsmConfig)` when nothing is queued.
+    /// `Err(MsmConfig)` when nothing is queued, or when [`Msm::enqueue_tables`] queued other than one table
+    /// (use [`Msm::finish_tables`]; the engine is free again either way).
     pub fn finish(&mut self) -> Result<C::Projective> {
+        let mut sums = self.finish_tables()?;
+        match (sums.pop(), sums.is_empty()) {
+            (Some(sum), true) => Ok(sum),
+            _ => Err(Error::MsmConfig("Msm::finish after enqueue_tables of other than one table (use finish_tables)".into())),
+        }
+    }
+
+    /// Waits for the MSMs queued by [`Msm::enqueue`] or [`Msm::enqueue_tables`] and returns them normalized,
+    /// one per table. `Err(MsmConfig)` when nothing is queued.
+    pub fn finish_tables(&mut self) -> Result<Vec<C::Projective>> {
         let span = tracing::info_span!("zkgpu.msm.finish", curve = C::NAME);
         let _entered = span.enter();
         match self.pending.take() {
             None => Err(Error::MsmConfig("Msm::finish without a queued MSM (call enqueue first)".into())),
-            Some(Queued::Empty) => Ok(C::identity()),
-            Some(Queued::Run { index_limit }) => {
+            Some(Queued::Empty { tables }) => Ok(vec![C::identity(); tables]),
+            Some(Queued::Run { index_limit, tables }) => {
                 let out = self.gpu.download(&self.out)?;
                 if let Some(limit) = index_limit {
                     let bad = self.gpu.download(&self.bad_indices)?.first().copied().unwrap_or(0);
@@ -706,8 +762,8 @@ impl<'g, C: Curve> Msm<'g, C> {
                         return Err(Error::IndexOutOfRange { what: "msm base indices", count: bad as usize, limit });
                     }
                 }
-                let sum = out.first().ok_or_else(|| Error::MsmConfig("no result".into()))?;
-                Ok(C::normalize(sum))
+                let sums = out.get(..tables).ok_or_else(|| Error::MsmConfig("no result".into()))?;
+                Ok(sums.iter().map(C::normalize).collect())
             }
         }
     }
@@ -783,23 +839,38 @@ impl<'g, C: Curve> Msm<'g, C> {
         }
     }
 
-    /// Queues every chunk and the final stages (inputs checked by [`Msm::run`]).
-    fn enqueue_all(&mut self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+    /// Queues every chunk and the final stages of each table into `out[k]` (inputs checked by
+    /// [`Msm::enqueue_on`]). Scalars that fit one chunk are sorted once for all tables; longer ones are sorted
+    /// chunk by chunk per table (the buckets hold one table's sums at a time).
+    fn enqueue_all(&mut self, bases: &[Bases<'_, C>], scalars: &Scalars<'_>) -> Result<()> {
         let n = scalars.len();
-        self.prepare_staging(bases, scalars)?;
+        self.prepare_staging(&bases[0], scalars)?;
         let stream = self.gpu.stream().clone();
-        stream.memset_zeros(self.bad_indices.raw_mut())?;
         let chunk = self.plan.chunk;
-        let mut first = 0;
-        let mut k = 0;
-        while first < n {
-            let len = chunk.min(n - first);
-            self.stage(k % 2, bases, scalars, first, len)?;
-            self.enqueue_chunk(k % 2, bases, scalars, first, len, k == 0)?;
-            first += len;
-            k += 1;
+        let one_chunk = n <= chunk;
+        if one_chunk {
+            stream.memset_zeros(self.bad_indices.raw_mut())?;
+            self.stage(0, &bases[0], scalars, 0, n)?;
+            self.enqueue_sort(0, &bases[0], scalars, 0, n)?;
         }
-        self.enqueue_finish()
+        for (table, b) in bases.iter().enumerate() {
+            if one_chunk {
+                self.enqueue_buckets(0, b, n, true)?;
+            } else {
+                // Each table's pass counts the same out-of-range indices again: keep one pass's count.
+                stream.memset_zeros(self.bad_indices.raw_mut())?;
+                let (mut first, mut k) = (0, 0);
+                while first < n {
+                    let len = chunk.min(n - first);
+                    self.stage(k % 2, b, scalars, first, len)?;
+                    self.enqueue_chunk(k % 2, b, scalars, first, len, k == 0)?;
+                    first += len;
+                    k += 1;
+                }
+            }
+            self.enqueue_finish(table)?;
+        }
+        Ok(())
     }
 
     /// Allocates the chunk staging host inputs need (twice the chunk, for double buffering).
@@ -863,7 +934,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         let (limit, null) = (stride, 0u64);
         let counting = plan.sort == Sort::Counting;
         if counting {
-            stream.memset_zeros(self.counts.raw_mut())?;
+            stream.memset_zeros(self.counting.counts.raw_mut())?;
         }
 
         let mut launch = stream.launch_builder(&self.kernels.count);
@@ -874,7 +945,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         };
         launch.arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&limit);
         if counting {
-            launch.arg(self.counts.raw_mut());
+            launch.arg(self.counting.counts.raw_mut());
         } else {
             launch.arg(&null);
         }
@@ -988,12 +1059,13 @@ impl<'g, C: Curve> Msm<'g, C> {
         let parts = plan.scan_parts() as u32;
         let cfg = LaunchConfig { grid_dim: (parts, q, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
         let mut launch = stream.launch_builder(&self.kernels.scan_sums);
-        launch.arg(self.counts.raw()).arg(&buckets).arg(self.scan_sums.raw_mut());
+        let scratch = &mut self.counting;
+        launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw_mut());
         // SAFETY: msm_scan_sums: grid (⌈buckets / SCAN_SPAN⌉, q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of
         // shared memory; counts holds q · buckets entries, scan_sums q · parts.
         launched("msm_scan_sums", unsafe { launch.launch(cfg) })?;
         let mut launch = stream.launch_builder(&self.kernels.scan);
-        launch.arg(self.counts.raw()).arg(&buckets).arg(self.scan_sums.raw()).arg(self.offsets.raw_mut()).arg(self.cursors.raw_mut());
+        launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw()).arg(self.offsets.raw_mut()).arg(scratch.cursors.raw_mut());
         // SAFETY: msm_scan: the same grid (parts <= SCAN_BLOCK since buckets <= 2^23); counts and cursors hold
         // q · buckets entries, offsets q · (buckets + 1), scan_sums the part sums just written; totals <= len ·
         // copies < 2^32.
@@ -1015,7 +1087,7 @@ impl<'g, C: Curve> Msm<'g, C> {
                 None => launch.arg(&null),
             };
             launch.arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&at.stride).arg(&at.first).arg(&at.limit);
-            launch.arg(self.offsets.raw()).arg(self.cursors.raw_mut()).arg(self.sorted.raw_mut());
+            launch.arg(self.offsets.raw()).arg(scratch.cursors.raw_mut()).arg(self.sorted.raw_mut());
             launch.arg(&per_window).arg(&bucket_lo).arg(&bucket_hi);
             // SAFETY: msm_scatter: grid (⌈len / block⌉, windows); the count's digits and ranks for the same
             // chunk and layout and the scan's offsets and cursors of its counts, so every slot stays inside its
@@ -1130,8 +1202,8 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
-    /// Queues the bucket reduction, the per-window sums and the window combination into `out`.
-    fn enqueue_finish(&mut self) -> Result<()> {
+    /// Queues the bucket reduction, the per-window sums and the window combination into `out[table]`.
+    fn enqueue_finish(&mut self, table: usize) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
         let (c, q) = (plan.window_bits, plan.virtual_windows);
@@ -1151,8 +1223,9 @@ impl<'g, C: Curve> Msm<'g, C> {
         drop(launch);
         self.sums.enqueue(&self.shares, shares as u32, &mut self.window_sums)?;
         let mut launch = stream.launch_builder(&self.kernels.combine);
-        launch.arg(self.window_sums.raw()).arg(&q).arg(&c).arg(self.out.raw_mut());
-        // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, out one.
+        let mut out = self.out.raw_range_mut(table..table + 1)?;
+        launch.arg(self.window_sums.raw()).arg(&q).arg(&c).arg(&mut out);
+        // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, the out view one.
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
         launched("msm_combine", unsafe { launch.launch(one) })?;
         Ok(())

@@ -19,7 +19,8 @@
 //!
 //! # Streams, slots and the rule for jobs in flight
 //! A [`PartitionEngine`] owns one GPU's working set, allocated once: the SRS ([`PartitionSrs`]), an
-//! [`Ntt`], one [`Msm`] per MSM of a job and one [`BatchAdder`] per query, and `slots` (default 2) sets of
+//! [`Ntt`], the H [`Msm`], per assignment and curve one [`BatchAdder`] and one tail [`Msm`] shared by its
+//! queries (one compaction of `ones` and one sort of the tail serve them all), and `slots` (default 2) sets of
 //! device input buffers (a, b, c, tails, bitmaps). Job `k` uses slot `k mod slots`.
 //! - [`PartitionEngine::start`] queues the uploads on the **copy stream** (one copy per vector, in order a,
 //!   b, c, tails, bitmaps) and the NTT chain on the compute stream: the transforms of `a` wait for the upload
@@ -51,7 +52,7 @@
 //! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b` (one
 //! vector's inverse + coset NTT each), `ntt.h.c` (c's inverse NTT) and `ntt.h.combine` (pointwise, coset
 //! inverse NTT, c's subtraction); `msm.h`,
-//! `batch_add.{i}.g1.{q}`, `msm.tail.{i}.g1.{q}` (and `g2`); `d2h.h`, `d2h.results`.
+//! `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all G1 queries of assignment `i`; and `g2`); `d2h.h`, `d2h.results`.
 //! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
 //! `b` before `ntt.h.b`, `c` before `ntt.h.c`, every input before the MSM stage), so a phase's start event is
 //! not reached while the stream still waits for a copy: the wait shows as a gap between phases, not as busy
@@ -112,11 +113,17 @@
 //! pinned-2stream --sizes 27 --reps 1`): 6095 ms / 4 jobs = **1524 ms per job** (H MSM 837 ms, NTT chain 280 ms,
 //! tails 387 ms, busy 98.7%, 55.4 GB/s, ratio 1.01, peak 109.6 GB). With the MSM's scatter in passes over
 //! bucket ranges (d972fc5, same command): 5999.7 ms / 4 jobs = **1500 ms per job** (H MSM 812.7 ms, NTT chain
-//! 280.0 ms, tails 387.6 ms, busy 98.7%, 55.2 GB/s, ratio 1.01, peak 109.6 GB).
+//! 280.0 ms, tails 387.6 ms, busy 98.7%, 55.2 GB/s, ratio 1.01, peak 109.6 GB). The H term in six NTT sweeps
+//! and the rank scatter (bda34cd): 1435 ms per job (NTT chain 244.6 ms, H MSM 786 ms, tails 384 ms). One
+//! compaction and one tail sort per assignment for its three G1 queries, and the affine batch additions
+//! (2026-12-02, same command): **1396 ms per job** (tails 344 ms, busy 98.5%, 54.3 GB/s, ratio 1.02, peak
+//! 102.4 GB, 11 GB less: two tail MSM engines fewer, one ~10 GB affine adder more); with XYZZ additions
+//! (`pinned-2stream-xyzz`) 1410 ms (tails 360 ms), so the shared sort saved 24 ms and the affine additions
+//! 15 ms (predicted ~21 and ~14). 2^24 (`--reps 3`): 223.6 ms per job (was 228), XYZZ additions 224.8.
 //! - The transfer goals hold at 2^24 and 2^27: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the
 //!   larger of compute and copies, busy ≥ 90%. Two GPUs run 1.85× (2^27) and 1.87× (2^24) faster than one.
 //! - 1.3 s per partition: met as throughput on two GPUs (907 ms per partition at 5329676), not on one
-//!   (1500 ms at d972fc5; the H MSM alone is 0.81 s). At the accumulation's measured 2.45 G mixed additions/s
+//!   (1396 ms; the H MSM alone is 0.79 s). At the accumulation's measured 2.45 G mixed additions/s
 //!   the job's additions (H MSM 2^27 × 13 windows, three tail MSMs of ~1.3·10^7 points × 14, three batch
 //!   additions of ~6·10^7 points) and the NTT chain's 280 ms already come to ~1.3 s, before any sort, fixup
 //!   or reduction: one GPU needs cheaper additions (affine ones), not a better schedule.
@@ -210,6 +217,9 @@ pub struct PartitionConfig {
     /// Expected fraction of an assignment's scalars that are neither 0 nor 1 (sizes the tail MSMs' window;
     /// any fraction up to 1 works).
     pub tail_fraction: f64,
+    /// The batch additions' method ([`Method::Affine`] holds ~10 GB of level scratch per curve group at
+    /// 2^27, shared by the group's queries).
+    pub batch_add: Method,
 }
 
 impl Default for PartitionConfig {
@@ -220,6 +230,7 @@ impl Default for PartitionConfig {
             h_msm: MsmConfig::default(),
             tail_msm: MsmConfig::default(),
             tail_fraction: 0.1,
+            batch_add: Method::Affine,
         }
     }
 }
@@ -546,37 +557,48 @@ impl Slot {
     }
 }
 
-/// Batch adder and tail MSM of one query.
-struct QueryEngine<'g, C: Curve> {
+/// The batch adder and the tail MSM of one assignment's queries on one curve: the queries share the
+/// assignment's scalars, so the adder compacts the `ones` bitmap once and the MSM sorts the tail once
+/// ([`BatchAdder::enqueue_tables`], [`Msm::enqueue_tables`]); only the additions run per query.
+struct QueryGroup<'g, C: Curve> {
     adder: BatchAdder<'g, C>,
     msm: Msm<'g, C>,
 }
 
-impl<'g, C: Curve> QueryEngine<'g, C> {
-    fn new(gpu: &'g Gpu, len: usize, config: &PartitionConfig) -> Result<Self> {
+impl<'g, C: Curve> QueryGroup<'g, C> {
+    /// `None` for an assignment without queries on this curve.
+    fn new(gpu: &'g Gpu, queries: usize, len: usize, config: &PartitionConfig) -> Result<Option<Self>> {
+        if queries == 0 {
+            return Ok(None);
+        }
         let plan = tail_plan(len, config)?;
-        Ok(QueryEngine { adder: BatchAdder::new(gpu, len, &[0, len], Method::Xyzz)?, msm: Msm::new(gpu, plan)? })
+        Ok(Some(QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? }))
     }
 
-    /// Queues the batch addition and the tail MSM (two phases).
-    fn enqueue(&mut self, bases: &MsmBases<C>, tail: Scalars<'_>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
+    /// Queues the batch additions and the tail MSMs of every query (two phases).
+    fn enqueue(&mut self, bases: &[MsmBases<C>], tail: Scalars<'_>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
         let (adder, msm) = (&mut self.adder, &mut self.msm);
-        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| adder.enqueue(query_points(bases)?, Some(slot_ones)))?;
-        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue(Bases::Device(bases), tail))
+        let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
+        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| adder.enqueue_tables(&points, Some(slot_ones)))?;
+        let tables: Vec<&MsmBases<C>> = bases.iter().collect();
+        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue_tables(&tables, tail))
     }
 
-    /// Waits and returns batch sum + tail MSM, normalized. Always calls the MSM's finish (so the engine is
-    /// free afterwards, whatever failed).
-    fn collect(&mut self) -> Result<C::Projective> {
+    /// Waits and returns batch sum + tail MSM per query, normalized. Always calls the MSM's finish (so the
+    /// engine is free afterwards, whatever failed).
+    fn collect(&mut self) -> Result<Vec<C::Projective>> {
         let ones = self.adder.sums();
-        let tail = self.msm.finish();
-        let ones = ones?.into_iter().next().ok_or_else(|| Error::Pipeline("batch addition returned no sum".into()))?;
-        Ok(C::normalize(&C::add_projective(&ones, &tail?)))
+        let tails = self.msm.finish_tables();
+        let (ones, tails) = (ones?, tails?);
+        if ones.len() != tails.len() {
+            return Err(Error::Pipeline(format!("{} batch sums for {} tail MSMs", ones.len(), tails.len())));
+        }
+        Ok(ones.iter().zip(&tails).map(|(o, t)| C::normalize(&C::add_projective(o, t))).collect())
     }
 }
 
-/// Per assignment: the engines of its G1 and of its G2 queries.
-type AssignmentEngines<'g> = (Vec<QueryEngine<'g, G1>>, Vec<QueryEngine<'g, G2>>);
+/// Per assignment: the group of its G1 and of its G2 queries (`None` where it has none).
+type AssignmentEngines<'g> = (Option<QueryGroup<'g, G1>>, Option<QueryGroup<'g, G2>>);
 
 /// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
 /// about `tail_fraction · len` of them.
@@ -650,9 +672,7 @@ impl<'g> PartitionEngine<'g> {
             .assignments
             .iter()
             .map(|a| {
-                let g1 = a.g1.iter().map(|_| QueryEngine::new(gpu, a.len, &config)).collect::<Result<Vec<_>>>()?;
-                let g2 = a.g2.iter().map(|_| QueryEngine::new(gpu, a.len, &config)).collect::<Result<Vec<_>>>()?;
-                Ok((g1, g2))
+                Ok((QueryGroup::new(gpu, a.g1.len(), a.len, &config)?, QueryGroup::new(gpu, a.g2.len(), a.len, &config)?))
             })
             .collect::<Result<Vec<_>>>()?;
         let mut slots = (0..config.slots.max(1)).map(|_| Slot::new(gpu, &shape)).collect::<Result<Vec<_>>>()?;
@@ -701,9 +721,11 @@ impl<'g> PartitionEngine<'g> {
 
     /// Device memory held by the engine: SRS, input slots, MSM scratch (NTT tables not counted).
     pub fn device_bytes(&self) -> usize {
-        let scratch: usize = self.queries.iter().map(|(g1, g2)| {
-            g1.iter().map(|q| q.msm.device_bytes()).sum::<usize>() + g2.iter().map(|q| q.msm.device_bytes()).sum::<usize>()
-        }).sum();
+        let scratch: usize = self
+            .queries
+            .iter()
+            .map(|(g1, g2)| g1.as_ref().map_or(0, |g| g.msm.device_bytes()) + g2.as_ref().map_or(0, |g| g.msm.device_bytes()))
+            .sum();
         self.srs.device_bytes() + self.slots.iter().map(Slot::device_bytes).sum::<usize>() + self.h_msm.device_bytes() + scratch
     }
 
@@ -840,11 +862,11 @@ impl<'g> PartitionEngine<'g> {
         let (h_msm, srs) = (&mut self.h_msm, &self.srs);
         rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| h_msm.enqueue(Bases::Device(&srs.h), Scalars::Device(&s.a)))?;
         for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
-            for (q, (engine, b)) in g1.iter_mut().zip(&bases.g1).enumerate() {
-                engine.enqueue(b, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1.{q}"))?;
+            if let Some(group) = g1 {
+                group.enqueue(&bases.g1, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1"))?;
             }
-            for (q, (engine, b)) in g2.iter_mut().zip(&bases.g2).enumerate() {
-                engine.enqueue(b, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2.{q}"))?;
+            if let Some(group) = g2 {
+                group.enqueue(&bases.g2, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2"))?;
             }
         }
         Ok(())
@@ -857,9 +879,9 @@ impl<'g> PartitionEngine<'g> {
             .queries
             .iter_mut()
             .map(|(g1, g2)| {
-                let g1: Vec<Result<G1Projective>> = g1.iter_mut().map(QueryEngine::collect).collect();
-                let g2: Vec<Result<G2Projective>> = g2.iter_mut().map(QueryEngine::collect).collect();
-                Ok(AssignmentOutput { g1: g1.into_iter().collect::<Result<_>>()?, g2: g2.into_iter().collect::<Result<_>>()? })
+                let g1 = g1.as_mut().map_or(Ok(Vec::new()), QueryGroup::collect);
+                let g2 = g2.as_mut().map_or(Ok(Vec::new()), QueryGroup::collect);
+                Ok(AssignmentOutput { g1: g1?, g2: g2? })
             })
             .collect();
         Ok(PartitionResults { h: h?, assignments: assignments.into_iter().collect::<Result<_>>()? })
@@ -887,7 +909,7 @@ impl<'g> PartitionEngine<'g> {
     /// Bytes of the downloaded results (one point per MSM and per batch addition).
     fn result_bytes(&self) -> usize {
         let (p1, p2) = (size_of::<G1Projective>(), size_of::<G2Projective>());
-        p1 + self.queries.iter().map(|(g1, g2)| 2 * (g1.len() * p1 + g2.len() * p2)).sum::<usize>()
+        p1 + self.srs.assignments.iter().map(|a| 2 * (a.g1.len() * p1 + a.g2.len() * p2)).sum::<usize>()
     }
 
     /// Waits for job `ticket` and returns its results and phase report. Earlier jobs of this engine are

@@ -1,7 +1,8 @@
 //! Batch addition on the GPU against blstrs (the CPU reference in `zkgpu::batch_add_cpu`): both methods,
 //! G1 and G2, all points and random bitmaps, many sets per launch, edge cases (empty sets, one point,
 //! identities, `P + (−P)`, the same point twice), odd sizes, 2^16 and 2^20 points (~5 M for the affine levels),
-//! the scalar split, and the typed errors. Needs a CUDA GPU: `cargo xtask test --gpu`.
+//! several tables under one bitmap, the scalar split, and the typed errors. Needs a CUDA GPU:
+//! `cargo xtask test --gpu`.
 mod common;
 
 use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
@@ -110,6 +111,65 @@ fn g1_affine_method_bitmap_set_starts() {
         let expected = batch_add_sets_cpu::<G1>(&points, &offsets, Some(&bitmap)).unwrap();
         assert_eq!(adder.sums().unwrap(), expected, "set {offsets:?}");
     }
+    // Several tables under the bitmap (compacted once): the points and the points reversed.
+    let reversed: Vec<_> = points.iter().rev().copied().collect();
+    let device_reversed = gpu.upload(&reversed).unwrap();
+    let offsets = [64, n - 100];
+    let mut adder = zkgpu::batch_add::BatchAdder::<G1>::new(&gpu, n, &offsets, Method::Affine).unwrap();
+    adder.enqueue_tables(&[&device_points, &device_reversed, &device_points], Some(&device_bitmap)).unwrap();
+    let forward = batch_add_sets_cpu::<G1>(&points, &offsets, Some(&bitmap)).unwrap();
+    let backward = batch_add_sets_cpu::<G1>(&reversed, &offsets, Some(&bitmap)).unwrap();
+    let expected: Vec<_> = [&forward, &backward, &forward].into_iter().flatten().copied().collect();
+    assert_eq!(adder.sums().unwrap(), expected, "three tables under one bitmap");
+    // Then one table again, without a bitmap: sums() returns its one sum.
+    adder.enqueue(&device_reversed, None).unwrap();
+    assert_eq!(adder.sums().unwrap(), batch_add_sets_cpu::<G1>(&reversed, &offsets, None).unwrap(), "one table after three");
+}
+
+/// [`BatchAdder::enqueue_tables`] with several sets per table (XYZZ) and its errors: a table shorter than the
+/// adder's points or a short bitmap fail before anything is queued (the last sums stay readable).
+fn tables_on<C, T>(name: &str)
+where
+    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
+    T: CurveUnderTest,
+    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
+    T::Affine: std::ops::Neg<Output = T::Affine> + zkgpu::DeviceSafe,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let n = 4097;
+    let offsets = [0, 1000, 1000, 4000, n];
+    let tables: Vec<Vec<T::Affine>> = (0..3).map(|_| edge_points::<T>(&mut rng, n, 16)).collect();
+    let bitmap = random_bitmap(&mut rng, n);
+    let device: Vec<_> = tables.iter().map(|t| gpu.upload(t).unwrap()).collect();
+    let device_bitmap = gpu.upload(&bitmap).unwrap();
+    let mut adder = zkgpu::batch_add::BatchAdder::<C>::new(&gpu, n, &offsets, Method::Xyzz).unwrap();
+    for bits in [None, Some((&bitmap, &device_bitmap))] {
+        adder.enqueue_tables(&[&device[0], &device[1], &device[2]], bits.map(|b| b.1)).unwrap();
+        let expected: Vec<_> =
+            tables.iter().flat_map(|t| batch_add_sets_cpu::<C>(t, &offsets, bits.map(|b| &b.0[..])).unwrap()).collect();
+        assert_eq!(adder.sums().unwrap(), expected, "bitmap {}", bits.is_some());
+    }
+    let expected = adder.sums().unwrap();
+    let short = gpu.upload(&tables[0][..n - 1]).unwrap();
+    let r = adder.enqueue_tables(&[&device[0], &short], None);
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })), "short table: {r:?}");
+    let short_bitmap = gpu.upload(&bitmap[..bitmap.len() - 1]).unwrap();
+    let r = adder.enqueue_tables(&[&device[0]], Some(&short_bitmap));
+    assert!(matches!(r, Err(Error::BitmapTooShort { .. })), "short bitmap: {r:?}");
+    assert_eq!(adder.sums().unwrap(), expected, "the errors queued nothing");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_several_tables() {
+    tables_on::<G1, TestG1>("g1_several_tables");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_several_tables() {
+    tables_on::<G2, TestG2>("g2_several_tables");
 }
 
 /// The affine level kernel alone, on every degenerate pair kind and several run lengths.

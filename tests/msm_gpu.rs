@@ -2,6 +2,7 @@
 //! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
 //! explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
 //! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
+//! one scalar vector over several tables,
 //! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, the typed errors
 //! (which leave the inputs and the engine as they were), and the sorted entries of both sorts against the
 //! model's. Needs a CUDA GPU: `cargo xtask test --gpu`.
@@ -521,6 +522,80 @@ fn g1_indexed_scalars() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_indexed_scalars() {
     indexed_on::<TestG2, G2>("g2_indexed_scalars", 2000, 1500);
+}
+
+/// One scalar vector over several tables ([`Msm::enqueue_tables`]): dense and sparse scalars, in one chunk
+/// (one sort for all tables) and in several (each table sorted again), plain and with 2 precomputed copies;
+/// then the empty cases and the errors: tables of different lengths, an index past the tables (counted
+/// once, not once per table), `finish` after several tables. The engine works after each error.
+fn tables_on<T, C>(name: &str, n: usize, k: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases: Vec<Vec<T::Affine>> = (0..3).map(|_| distinct_points::<T>(&mut rng, n)).collect();
+    let dense = random_scalars(&mut rng, n);
+    let sparse = random_scalars(&mut rng, k);
+    let indices: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
+    let (d_dense, d_sparse, d_indices) = (gpu.upload(&dense).unwrap(), gpu.upload(&sparse).unwrap(), gpu.upload(&indices).unwrap());
+    let dense_expected: Vec<_> = bases.iter().map(|b| msm_cpu::<C>(b, &dense).unwrap()).collect();
+    let sparse_expected: Vec<_> = bases.iter().map(|b| zkgpu::msm_cpu::msm_indexed_cpu::<C>(b, &sparse, &indices).unwrap()).collect();
+    for (chunk, copies) in [(None, 1), (Some(n / 3 + 1), 1), (None, 2), (Some(k / 2 + 1), 2)] {
+        let plan = MsmPlan::new(n, &config(None, chunk, copies), false).unwrap();
+        let tables: Vec<MsmBases<C>> = bases.iter().map(|b| MsmBases::<C>::precompute(&gpu, b, &plan).unwrap()).collect();
+        let refs: Vec<&MsmBases<C>> = tables.iter().collect();
+        let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+        let what = format!("chunk {chunk:?}, {copies} copies");
+        engine.enqueue_tables(&refs, Scalars::Device(&d_dense)).unwrap();
+        assert_eq!(engine.finish_tables().unwrap(), dense_expected, "{what}: dense scalars");
+        let indexed = Scalars::DeviceIndexed { scalars: &d_sparse, indices: &d_indices, len: k };
+        engine.enqueue_tables(&refs, indexed).unwrap();
+        assert_eq!(engine.finish_tables().unwrap(), sparse_expected, "{what}: indexed scalars");
+        // One table through enqueue_tables is enqueue.
+        engine.enqueue_tables(&refs[1..2], Scalars::Device(&d_dense)).unwrap();
+        assert_eq!(engine.finish().unwrap(), dense_expected[1], "{what}: one table");
+
+        let mut bad = indices.clone();
+        bad[k / 2] = n as u32;
+        bad[k - 1] = u32::MAX;
+        let d_bad = gpu.upload(&bad).unwrap();
+        engine.enqueue_tables(&refs, Scalars::DeviceIndexed { scalars: &d_sparse, indices: &d_bad, len: k }).unwrap();
+        let r = engine.finish_tables();
+        assert!(matches!(r, Err(Error::IndexOutOfRange { count: 2, limit, .. }) if limit == n), "{what}: {r:?}");
+        engine.enqueue_tables(&refs, Scalars::Device(&d_dense)).unwrap();
+        let r = engine.finish();
+        assert!(matches!(r, Err(Error::MsmConfig(_))), "{what}: finish after three tables: {r:?}");
+        engine.enqueue_tables(&refs, Scalars::Device(&d_dense)).unwrap();
+        assert_eq!(engine.finish_tables().unwrap(), dense_expected, "{what}: after the errors");
+    }
+    let plan = MsmPlan::new(n + 1, &MsmConfig::default(), false).unwrap();
+    let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+    let tables: Vec<MsmBases<C>> = bases.iter().map(|b| MsmBases::<C>::upload(&gpu, b).unwrap()).collect();
+    let longer = MsmBases::<C>::upload(&gpu, &distinct_points::<T>(&mut rng, n + 1)).unwrap();
+    let r = engine.enqueue_tables(&[&tables[0], &longer], Scalars::Device(&d_dense));
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })), "tables of different lengths: {r:?}");
+    engine.enqueue_tables(&[], Scalars::Device(&d_dense)).unwrap();
+    assert_eq!(engine.finish_tables().unwrap(), Vec::new(), "no tables");
+    let none = Scalars::DeviceIndexed { scalars: &d_sparse, indices: &d_indices, len: 0 };
+    engine.enqueue_tables(&[&tables[0], &tables[2]], none).unwrap();
+    assert_eq!(engine.finish_tables().unwrap(), vec![C::identity(); 2], "no scalars");
+    engine.enqueue_tables(&[&tables[2], &tables[0]], Scalars::Device(&d_dense)).unwrap();
+    assert_eq!(engine.finish_tables().unwrap(), vec![dense_expected[2], dense_expected[0]], "after the errors");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_several_tables() {
+    tables_on::<TestG1, G1>("g1_several_tables", 5000, 3000);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_several_tables() {
+    tables_on::<TestG2, G2>("g2_several_tables", 2000, 1500);
 }
 
 /// Host inputs in page-locked memory (write-combined and cached): one-shot, chunked through an engine, and

@@ -180,6 +180,32 @@ impl DigitLayout {
     }
 }
 
+/// How a chunk's scalars name their bases on the device: scalar `i` multiplies base `indices[i]` (sparse
+/// scalars) or, with `indices` null, base `first + i`. One rule for the counting sort's scatter and the radix
+/// sort's first pass, so both make the same entry words.
+#[derive(Clone, Copy)]
+pub struct BaseNaming {
+    /// Base of scalar 0 without indices (the chunk's first scalar).
+    pub first: u32,
+    /// Bases in a table row; indices from `limit` on are bad (counted by the count kernel).
+    pub limit: u32,
+    /// The chunk's base indices, or null.
+    pub indices: *const u32,
+}
+
+impl BaseNaming {
+    /// The base index of scalar `i`; a bad index (`>= limit`) becomes 0, so every entry stays inside the table.
+    ///
+    /// # Safety
+    /// `indices` is null or valid for a read of entry `i`.
+    #[inline(always)]
+    pub unsafe fn base_index(&self, i: u32) -> u32 {
+        // SAFETY: forwarded to the caller.
+        let index = if self.indices.is_null() { self.first + i } else { unsafe { *self.indices.add(i as usize) } };
+        if index < self.limit { index } else { 0 }
+    }
+}
+
 /// The bucket `b` of a window with `offsets[0..=buckets]` such that `offsets[b] <= pos < offsets[b + 1]`
 /// (binary search; `pos < offsets[buckets]`).
 #[inline(always)]

@@ -86,6 +86,19 @@ pub fn global_thread_count() -> usize {
     (grid_dim_x() as usize) * (block_dim_x() as usize)
 }
 
+/// Calls `f(i)` for this thread's indices `i < count` of a grid-stride loop: `global_thread_index()`, then
+/// steps of `global_thread_count()`. Any 1-D grid covers any `count`, each index by exactly one thread, so
+/// element-wise kernels need no grid sized to their input.
+#[inline(always)]
+pub fn for_each_index(count: u64, mut f: impl FnMut(u64)) {
+    let mut i = global_thread_index() as u64;
+    let stride = global_thread_count() as u64;
+    while i < count {
+        f(i);
+        i += stride;
+    }
+}
+
 /// This thread's lane in its warp (0..32), from `%laneid`.
 #[inline(always)]
 pub fn lane_id() -> u32 {

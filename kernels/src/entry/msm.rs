@@ -35,7 +35,7 @@ use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    AffineScratch, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word, rank_overflow,
+    AffineScratch, BaseNaming, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word, rank_overflow,
     fold_group, for_each_digit, in_one_segment, spanning_bucket, weighted_bucket_sum,
 };
 
@@ -232,7 +232,7 @@ unsafe fn block_sum(scan: &crate::device::SharedSlice<u32>, value: u32) -> u32 {
 /// `atomic_add(cursors[v · buckets + b], 1) + r` instead. The count's ranks are distinct per bucket, and the
 /// cursors start at `offsets[v][b]`, so every slot is claimed once. Scalar `i` multiplies base `indices[i]` (sparse scalars) or, with `indices`
 /// null, base `first + i`; a base index `>= limit` (counted by the count kernel) is replaced by 0, so every
-/// entry stays inside the table.
+/// entry stays inside the table ([`BaseNaming::base_index`]).
 ///
 /// Why window by window and bucket range by bucket range: blocks start in order of their linear index, so
 /// the random 4-byte writes of the blocks in flight fall into one window's part of `sorted`, and with the
@@ -276,8 +276,7 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
         return;
     }
     // SAFETY: i < len, and indices (when given) holds len entries.
-    let index = if indices.is_null() { first + i as u32 } else { unsafe { *indices.add(i) } };
-    let index = if index < limit { index } else { 0 };
+    let index = unsafe { BaseNaming { first, limit, indices }.base_index(i as u32) };
     let layout = DigitLayout { c, windows, virtual_windows: q, stride };
     let (v, b, e) = layout.entry(w, magnitude, negative, index);
     let overflow = rank_overflow(c);
@@ -291,6 +290,14 @@ pub unsafe extern "ptx-kernel" fn msm_scatter(
         };
         sorted.add(v as usize * per_window as usize + slot as usize).write(e);
     }
+}
+
+/// Segment `t`'s entries `[t·seg, (t+1)·seg)` clipped to a window of `total` entries (in u64: `t·seg` may pass
+/// 2^32 on threads past the window's segments).
+#[inline(always)]
+fn segment_range(t: u32, seg: u32, total: u32) -> (u32, u32) {
+    let start = (t as u64 * seg as u64).min(total as u64) as u32;
+    (start, (start as u64 + seg as u64).min(total as u64) as u32)
 }
 
 /// Body of `msm_{C}_accumulate`.
@@ -316,13 +323,12 @@ unsafe fn accumulate<F: Field>(
     // slot b + t < slots (see crate::msm) and belongs to this thread's run alone.
     let offset = |b: u32| unsafe { *offsets.add(b as usize) };
     let total = offset(buckets);
-    let start = (t as u64 * seg as u64).min(total as u64) as u32;
-    let end = (start as u64 + seg as u64).min(total as u64) as u32;
+    let range = segment_range(t, seg, total);
     let sorted = sorted.wrapping_add(v * per_window as usize);
     let partials = partials.wrapping_add(v * slots as usize);
     accumulate_segment(
         t,
-        (start, end),
+        range,
         buckets,
         offset,
         |pos| entry_point(unsafe { *sorted.add(pos as usize) }, |p| unsafe { *bases.add(p as usize) }),
@@ -402,8 +408,7 @@ unsafe fn accumulate_affine<F: Field>(
     // SAFETY: offsets has buckets + 1 entries per window; accumulate_segment_affine asks for b + 1 <= buckets.
     let offset = |b: u32| unsafe { *offsets.add(b as usize) };
     let total = offset(buckets);
-    let start = (t as u64 * seg as u64).min(total as u64) as u32;
-    let end = (start as u64 + seg as u64).min(total as u64) as u32;
+    let range = segment_range(t, seg, total);
     let partials = partials.wrapping_add(v * slots as usize);
     let sorted = sorted.wrapping_add(v * per_window as usize);
     let mut scratch = ScratchColumn::new(scratch, u, threads, seg);
@@ -413,7 +418,7 @@ unsafe fn accumulate_affine<F: Field>(
     let point = |pos: u32| entry_point(entry(pos), |p| unsafe { *bases.add(p as usize) });
     let point_x = |pos: u32| unsafe { (*bases.add((entry(pos) & !NEG_FLAG) as usize)).x };
     let store = |slot: u32, sum: Xyzz<F>| unsafe { partials.add(slot as usize).write(sum) };
-    accumulate_segment_affine(t, (start, end), buckets, offset, point, point_x, rounds, &mut scratch, store);
+    accumulate_segment_affine(t, range, buckets, offset, point, point_x, rounds, &mut scratch, store);
 }
 
 /// Body of `msm_{C}_fold`.
@@ -435,94 +440,124 @@ unsafe fn fold<const OUT: bool, F: Field>(offsets: *const u32, buckets: u32, seg
     fold_group::<OUT, F>(g, total, buckets, seg, offset, partial, store);
 }
 
-/// Body of `msm_{C}_fixup`.
-///
-/// # Safety
-/// See the kernels' docs.
-#[inline(always)]
-unsafe fn fixup<const OUT: bool, F: Field>(
+/// Virtual window `v = blockIdx.y` of the fixup kernels' arguments: its `buckets + 1` offsets, its `slots` run
+/// partials and its `buckets` bucket sums, so the two fixups share the window arithmetic and the final add.
+#[derive(Clone, Copy)]
+struct FixupWindow<F> {
     offsets: *const u32,
     buckets: u32,
     seg: u32,
     partials: *const Xyzz<F>,
-    slots: u32,
     bucket_sums: *mut Xyzz<F>,
+    /// Nonzero on the bucket sums' first chunk: store, do not add (the old values are not read).
     first: u32,
-) {
-    let (b, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
-    if b >= buckets {
-        return;
-    }
-    // SAFETY: bucket b of window v belongs to this thread alone.
-    let slot = unsafe { &mut *bucket_sums.add(v * buckets as usize + b as usize) };
-    // SAFETY: b + 1 <= buckets.
-    let (lo, hi) = unsafe {
-        let o = offsets.add(v * (buckets as usize + 1) + b as usize);
-        (*o, *o.add(1))
-    };
-    if lo >= hi {
-        if first != 0 {
-            slot.assign(&Xyzz::IDENTITY);
+}
+
+impl<F: Field> FixupWindow<F> {
+    /// This block's window of the fixup kernels' arguments (addresses only: nothing is read).
+    #[inline(always)]
+    fn of_block(
+        offsets: *const u32,
+        buckets: u32,
+        seg: u32,
+        partials: *const Xyzz<F>,
+        slots: u32,
+        bucket_sums: *mut Xyzz<F>,
+        first: u32,
+    ) -> Self {
+        let v = block_idx().y as usize;
+        FixupWindow {
+            offsets: offsets.wrapping_add(v * (buckets as usize + 1)),
+            buckets,
+            seg,
+            partials: partials.wrapping_add(v * slots as usize),
+            bucket_sums: bucket_sums.wrapping_add(v * buckets as usize),
+            first,
         }
+    }
+
+    /// The window's first entry of bucket `b` (`b = buckets`: the window's entry count).
+    ///
+    /// # Safety
+    /// `b <= buckets`, and the kernel's `offsets` holds this window's `buckets + 1` words.
+    #[inline(always)]
+    unsafe fn offset(self, b: u32) -> u32 {
+        // SAFETY: forwarded to the caller.
+        unsafe { *self.offsets.add(b as usize) }
+    }
+
+    /// An empty bucket `b`: on the first chunk its sum becomes the identity; later chunks leave it alone.
+    ///
+    /// # Safety
+    /// `b < buckets`; bucket `b`'s sum belongs to the calling thread alone.
+    #[inline(always)]
+    unsafe fn empty_bucket(self, b: u32) {
+        if self.first != 0 {
+            // SAFETY: forwarded to the caller.
+            unsafe { (*self.bucket_sums.add(b as usize)).assign(&Xyzz::IDENTITY) };
+        }
+    }
+
+    /// Bucket `b`'s run partials (entries `[lo, hi)`) summed and added into its bucket sum, or stored there on
+    /// the first chunk.
+    ///
+    /// # Safety
+    /// `b < buckets`; the partials hold the bucket's runs, written by this chunk's accumulate and fold launches
+    /// (crate::msm); bucket `b`'s sum belongs to the calling thread alone.
+    #[inline(always)]
+    unsafe fn add_bucket_runs<const OUT: bool>(self, b: u32, (lo, hi): (u32, u32)) {
+        let mut sum = Xyzz::<F>::IDENTITY;
+        // SAFETY: the caller's contract.
+        bucket_runs_sum::<OUT, F>(b, (lo, hi), self.seg, |s| unsafe { &*self.partials.add(s as usize) }, &mut sum);
+        // SAFETY: the caller's contract.
+        let slot = unsafe { &mut *self.bucket_sums.add(b as usize) };
+        if self.first != 0 {
+            slot.assign(&sum);
+        } else {
+            outlined::add_assign_if::<OUT, _>(slot, &sum);
+        }
+    }
+}
+
+/// Body of `msm_{C}_fixup`: thread `b` of the window.
+///
+/// # Safety
+/// See the kernels' docs.
+#[inline(always)]
+unsafe fn fixup<const OUT: bool, F: Field>(window: FixupWindow<F>) {
+    let b = block_idx().x * block_dim_x() + thread_idx_x();
+    if b >= window.buckets {
         return;
     }
-    if !in_one_segment(lo, hi, seg) {
+    // SAFETY: b + 1 <= buckets.
+    let (lo, hi) = unsafe { (window.offset(b), window.offset(b + 1)) };
+    if lo >= hi {
+        // SAFETY: b < buckets; bucket b of the window belongs to this thread alone.
+        unsafe { window.empty_bucket(b) };
+        return;
+    }
+    if !in_one_segment(lo, hi, window.seg) {
         // Summed by the spanning fixup's thread of the bucket's first segment boundary.
         return;
     }
-    // SAFETY: as below.
-    unsafe { add_bucket_runs::<OUT, F>(b, (lo, hi), seg, partials.wrapping_add(v * slots as usize), slot, first) };
+    // SAFETY: as above; the partials as the kernels' contract gives them.
+    unsafe { window.add_bucket_runs::<OUT>(b, (lo, hi)) };
 }
 
-/// Bucket `b`'s run partials (entries `[lo, hi)`) summed and added into `slot`, or stored there when `first !=
-/// 0` (the bucket's first chunk: the old value is not read).
-///
-/// # Safety
-/// `partials` is the window's slots, the bucket's runs written by this chunk's accumulate and fold launches
-/// (crate::msm); `slot` belongs to the calling thread alone.
-#[inline(always)]
-unsafe fn add_bucket_runs<const OUT: bool, F: Field>(
-    b: u32,
-    (lo, hi): (u32, u32),
-    seg: u32,
-    partials: *const Xyzz<F>,
-    slot: &mut Xyzz<F>,
-    first: u32,
-) {
-    let mut sum = Xyzz::<F>::IDENTITY;
-    // SAFETY: the caller's contract.
-    bucket_runs_sum::<OUT, F>(b, (lo, hi), seg, |s| unsafe { &*partials.add(s as usize) }, &mut sum);
-    if first != 0 {
-        slot.assign(&sum);
-    } else {
-        outlined::add_assign_if::<OUT, _>(slot, &sum);
-    }
-}
-
-/// Body of `msm_{C}_fixup_spanning`.
+/// Body of `msm_{C}_fixup_spanning`: thread `k` of the window, for segment boundary `k + 1`.
 ///
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn fixup_spanning<const OUT: bool, F: Field>(
-    offsets: *const u32,
-    buckets: u32,
-    seg: u32,
-    partials: *const Xyzz<F>,
-    slots: u32,
-    bucket_sums: *mut Xyzz<F>,
-    first: u32,
-) {
-    let (k, v) = (block_idx().x * block_dim_x() + thread_idx_x(), block_idx().y as usize);
-    let offsets = offsets.wrapping_add(v * (buckets as usize + 1));
+unsafe fn fixup_spanning<const OUT: bool, F: Field>(window: FixupWindow<F>) {
+    let k = block_idx().x * block_dim_x() + thread_idx_x();
     // SAFETY: spanning_bucket asks for offsets b + 1 <= buckets.
-    let offset = |b: u32| unsafe { *offsets.add(b as usize) };
-    let total = offset(buckets);
-    let Some((b, lo, hi)) = spanning_bucket(k + 1, total, buckets, seg, offset) else { return };
-    // SAFETY: bucket b spans segments, so this thread (its first boundary's) alone writes it.
-    let slot = unsafe { &mut *bucket_sums.add(v * buckets as usize + b as usize) };
-    // SAFETY: as add_bucket_runs asks.
-    unsafe { add_bucket_runs::<OUT, F>(b, (lo, hi), seg, partials.wrapping_add(v * slots as usize), slot, first) };
+    let offset = |b: u32| unsafe { window.offset(b) };
+    let total = offset(window.buckets);
+    let Some((b, lo, hi)) = spanning_bucket(k + 1, total, window.buckets, window.seg, offset) else { return };
+    // SAFETY: b < buckets; bucket b spans segments, so this thread (its first boundary's) alone writes it; the
+    // partials as the kernels' contract gives them.
+    unsafe { window.add_bucket_runs::<OUT>(b, (lo, hi)) };
 }
 
 /// Body of `msm_{C}_reduce`.
@@ -685,8 +720,9 @@ macro_rules! msm_curve_kernels {
             bucket_sums: *mut Xyzz<$field>,
             first: u32,
         ) {
+            let window = FixupWindow::of_block(offsets, buckets, seg, partials, slots, bucket_sums, first);
             // SAFETY: forwarded.
-            unsafe { fixup::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums, first) }
+            unsafe { fixup::<$out, _>(window) }
         }
 
         /// The fixup of the buckets spanning segments: thread `k` of virtual window `blockIdx.y` takes segment
@@ -706,8 +742,9 @@ macro_rules! msm_curve_kernels {
             bucket_sums: *mut Xyzz<$field>,
             first: u32,
         ) {
+            let window = FixupWindow::of_block(offsets, buckets, seg, partials, slots, bucket_sums, first);
             // SAFETY: forwarded.
-            unsafe { fixup_spanning::<$out, _>(offsets, buckets, seg, partials, slots, bucket_sums, first) }
+            unsafe { fixup_spanning::<$out, _>(window) }
         }
 
         /// One thread per share `k < ⌈buckets / run⌉` of virtual window `blockIdx.y`: writes

@@ -8,7 +8,7 @@
 //! the digits are indexed by absolute window.
 use crate::device::atomic::atomic_add_u32;
 use crate::device::{FULL_MASK, SharedArena, block_idx, lane_id, match_any, shfl_idx_u32, shfl_up_u32, sync_threads, sync_warp, thread_idx_x};
-use crate::msm::{DigitLayout, digit_of_word};
+use crate::msm::{BaseNaming, DigitLayout, digit_of_word};
 use crate::msm_sort::{SORT_BLOCK, SORT_ITEMS, SORT_WARPS, block_items, lower_bound, radix_digit, windows_in};
 
 use super::shared_or_trap;
@@ -19,16 +19,26 @@ const NONE: u32 = u32::MAX;
 /// [`SORT_ITEMS`] as the bound of `unrolled!`.
 const SORT_ITEMS_USIZE: usize = SORT_ITEMS as usize;
 
+/// Calls `f(d)` for thread `t`'s digits of a block-stride loop (`d = t, t + SORT_BLOCK, .. < digit_count`):
+/// the block's threads share out a per-digit table of any `2^bits` entries, each digit to one thread.
+#[inline(always)]
+fn for_each_digit_of_thread(t: u32, digit_count: u32, mut f: impl FnMut(u32)) {
+    let mut d = t;
+    while d < digit_count {
+        f(d);
+        d += SORT_BLOCK;
+    }
+}
+
 /// Where a pass's items come from: the first pass reads the count kernel's digit words (and makes each
 /// entry's key and value), later passes the previous pass's keys and values.
 #[derive(Clone, Copy)]
 struct Source {
     digits: *const u32,
-    indices: *const u32,
     len: u32,
     layout: DigitLayout,
-    first: u32,
-    limit: u32,
+    /// The bases of the first pass's entries.
+    naming: BaseNaming,
     /// Virtual window (absolute).
     v: u32,
     /// Keys and values of the previous pass (this window's part), or null in the first pass.
@@ -48,11 +58,9 @@ impl Source {
     #[inline(always)]
     unsafe fn new(
         digits: *const u32,
-        indices: *const u32,
         len: u32,
         layout: DigitLayout,
-        first: u32,
-        limit: u32,
+        naming: BaseNaming,
         v: u32,
         y: u32,
         pass: u32,
@@ -69,7 +77,7 @@ impl Source {
             // SAFETY: the group's count words exist (caller).
             (keys.wrapping_add(at), vals.wrapping_add(at), unsafe { *counts.add(y as usize) })
         };
-        Source { digits, indices, len, layout, first, limit, v, keys, vals, items, single: copies == 1 }
+        Source { digits, len, layout, naming, v, keys, vals, items, single: copies == 1 }
     }
 
     /// The first pass's digit word of item `j < items` (0: no entry), its copy `k` (window `k·q + v`) and
@@ -106,10 +114,10 @@ impl Source {
     }
 
     /// The key and value of item `j < items`, `None` for a zero digit (first pass only). The first pass makes
-    /// the entry word as the counting sort's scatter does (base `indices[i]` or `first + i`, 0 past `limit`).
+    /// the entry word as the counting sort's scatter does ([`BaseNaming::base_index`]).
     ///
     /// # Safety
-    /// As [`Source::key`]; `indices` null or holding `len` words.
+    /// As [`Source::key`]; the naming's `indices` null or holding `len` words.
     #[inline(always)]
     unsafe fn item(&self, j: u32) -> Option<(u32, u32)> {
         if self.keys.is_null() {
@@ -120,8 +128,7 @@ impl Source {
             }
             let (magnitude, negative, _) = digit_of_word(word, self.layout.c);
             // SAFETY: i < len.
-            let index = if self.indices.is_null() { self.first + i } else { unsafe { *self.indices.add(i as usize) } };
-            let index = if index < self.limit { index } else { 0 };
+            let index = unsafe { self.naming.base_index(i) };
             // DigitLayout::entry for window k·q + v: copy k of the table.
             Some((magnitude - 1, self.layout.copy_entry(k, negative, index)))
         } else {
@@ -160,18 +167,18 @@ pub unsafe extern "ptx-kernel" fn msm_sort_upsweep(
     let (g, y, t) = (block_idx().x, block_idx().y, thread_idx_x());
     let blocks = crate::device::grid_dim().x;
     let layout = DigitLayout { c, windows, virtual_windows: q, stride: 0 };
+    // The upsweep counts keys only and makes no entry words: no bases to name.
+    let naming = BaseNaming { first: 0, limit: 0, indices: core::ptr::null() };
     // SAFETY: the kernel's contract.
-    let source = unsafe { Source::new(digits, core::ptr::null(), len, layout, 0, 0, v0 + y, y, pass, keys, keys, per_window, counts) };
+    let source = unsafe { Source::new(digits, len, layout, naming, v0 + y, y, pass, keys, keys, per_window, counts) };
     let digit_count = 1u32 << bits;
     let mut arena = SharedArena::dynamic();
     let counters = shared_or_trap::<u32>(&mut arena, digit_count);
     // SAFETY (shared accesses): indices < digit_count; the barriers separate zeroing, counting and reading,
     // and the counting is atomic.
-    let mut d = t;
-    while d < digit_count {
+    for_each_digit_of_thread(t, digit_count, |d| {
         unsafe { counters.set_unchecked(d as usize, 0) };
-        d += SORT_BLOCK;
-    }
+    });
     unsafe { sync_threads() };
     let (lo, hi) = block_items(g, tiles_per_block, source.items);
     let mut j = lo + t;
@@ -184,12 +191,10 @@ pub unsafe extern "ptx-kernel" fn msm_sort_upsweep(
     }
     unsafe { sync_threads() };
     let hist = hist.wrapping_add(y as usize * digit_count as usize * blocks as usize);
-    let mut d = t;
-    while d < digit_count {
+    for_each_digit_of_thread(t, digit_count, |d| {
         // SAFETY: d · blocks + g < L; this block alone writes its column.
         unsafe { hist.add((d * blocks + g) as usize).write(counters.get_unchecked(d as usize)) };
-        d += SORT_BLOCK;
-    }
+    });
 }
 
 /// Block `(g, y)` writes its items of virtual window `v0 + y`, in order, to the positions the spine gives
@@ -238,8 +243,9 @@ pub unsafe extern "ptx-kernel" fn msm_sort_downsweep(
         unsafe { counts.add(y as usize).write(*spine.add(spine_len as usize)) };
     }
     let layout = DigitLayout { c, windows, virtual_windows: q, stride };
+    let naming = BaseNaming { first, limit, indices };
     // SAFETY: the kernel's contract (later passes read counts[y], written by the first pass's launch).
-    let source = unsafe { Source::new(digits, indices, len, layout, first, limit, v0 + y, y, pass, keys, vals, per_window, counts) };
+    let source = unsafe { Source::new(digits, len, layout, naming, v0 + y, y, pass, keys, vals, per_window, counts) };
     let out_keys = out_keys.wrapping_add(y as usize * per_window as usize);
     let out_vals = out_vals.wrapping_add(y as usize * per_window as usize);
 
@@ -257,11 +263,9 @@ pub unsafe extern "ptx-kernel" fn msm_sort_downsweep(
     // SAFETY (shared accesses below): every index is < its slice's length (digits < digit_count, warps <
     // SORT_WARPS, tile positions < the tile's valid items <= SORT_TILE); while ranking, a warp touches only its
     // own counter row (atomically), and block barriers separate the phases that read what other threads wrote.
-    let mut d = t;
-    while d < digit_count {
+    for_each_digit_of_thread(t, digit_count, |d| {
         unsafe { cursor.set_unchecked(d as usize, *spine.add((d * blocks + g) as usize)) };
-        d += SORT_BLOCK;
-    }
+    });
     let row = warp * digit_count;
     let (lo, hi) = block_items(g, tiles_per_block, source.items);
     let mut tile = lo;
@@ -307,8 +311,7 @@ pub unsafe extern "ptx-kernel" fn msm_sort_downsweep(
         });
         unsafe { sync_threads() };
         // Per digit: exclusive sums over the warps, and the tile's total.
-        let mut d = t;
-        while d < digit_count {
+        for_each_digit_of_thread(t, digit_count, |d| {
             let mut run = 0u32;
             for w in 0..SORT_WARPS {
                 let at = (w * digit_count + d) as usize;
@@ -317,8 +320,7 @@ pub unsafe extern "ptx-kernel" fn msm_sort_downsweep(
                 run += count;
             }
             unsafe { totals.set_unchecked(d as usize, run) };
-            d += SORT_BLOCK;
-        }
+        });
         unsafe { sync_threads() };
         // starts[d]: the tile's items of digits below d (a block scan; each thread sums a few digits).
         let per = digit_count.div_ceil(SORT_BLOCK);
@@ -383,12 +385,10 @@ pub unsafe extern "ptx-kernel" fn msm_sort_downsweep(
             at += SORT_BLOCK;
         }
         unsafe { sync_threads() };
-        let mut d = t;
-        while d < digit_count {
+        for_each_digit_of_thread(t, digit_count, |d| {
             let next = unsafe { starts.get_unchecked(d as usize) + totals.get_unchecked(d as usize) };
             unsafe { cursor.set_unchecked(d as usize, cursor.get_unchecked(d as usize).wrapping_add(next)) };
-            d += SORT_BLOCK;
-        }
+        });
         tile += SORT_BLOCK * SORT_ITEMS;
     }
 }

@@ -5,7 +5,7 @@
 //! - `ntt_fill_table`: builds a twiddle table `out[e] = hi[e >> s] * lo[e mod 2^s]`;
 //! - `ntt_h_pointwise`, `ntt_h_subtract`: the Groth16 H-term steps `a[i] = a[i] b[i] z` (on the coset) and
 //!   `a[i] = a[i] - c[i] z` (on the coefficients).
-use crate::device::{SharedArena, block_dim_x, block_idx_x, global_thread_count, global_thread_index, sync_threads, thread_idx_x};
+use crate::device::{SharedArena, block_dim_x, block_idx_x, for_each_index, sync_threads, thread_idx_x};
 use crate::field::{Field, Fr};
 use crate::ntt::{
     PERMUTE_EDGE_BITS, PERMUTE_MIN_LOG_N, PERMUTE_PITCH, PassParams, PermuteBlock, ScaleMode, bit_reverse, butterfly_dif,
@@ -181,10 +181,8 @@ pub unsafe extern "ptx-kernel" fn ntt_pass_dit(data: *mut Fr, twiddles: *const F
 /// multiple of 2^log_n.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn ntt_bit_reverse(data: *mut Fr, log_n: u32, total: u64) {
-    let mut g = global_thread_index() as u64;
-    let stride = global_thread_count() as u64;
     let mask = (1u64 << log_n) - 1;
-    while g < total {
+    for_each_index(total, |g| {
         let p = g & mask;
         let r = bit_reverse(p, log_n);
         if p < r {
@@ -200,8 +198,7 @@ pub unsafe extern "ptx-kernel" fn ntt_bit_reverse(data: *mut Fr, log_n: u32, tot
                 }
             }
         }
-        g += stride;
-    }
+    });
 }
 
 /// Kernel `ntt_bit_reverse_tiled`: permutes each size-`2^log_n` transform of `data` (`log_n >= 8`) into
@@ -258,16 +255,13 @@ pub unsafe extern "ptx-kernel" fn ntt_bit_reverse_tiled(data: *mut Fr, log_n: u3
 /// `ceil(count / 2^lo_bits)` reads; no overlap with `out`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn ntt_fill_table(out: *mut Fr, lo: *const Fr, hi: *const Fr, lo_bits: u32, count: u64) {
-    let mut e = global_thread_index() as u64;
-    let stride = global_thread_count() as u64;
-    while e < count {
+    for_each_index(count, |e| {
         // SAFETY: indices within the bounds the caller guarantees.
         unsafe {
             let x = load(hi.add((e >> lo_bits) as usize)).mul(&load(lo.add((e & ((1u64 << lo_bits) - 1)) as usize)));
             store(out.add(e as usize), x);
         }
-        e += stride;
-    }
+    });
 }
 
 /// Kernel `ntt_h_pointwise`: `a[i] = a[i] * b[i] * z[0]` for `i < count` (Groth16: A·B over the vanishing
@@ -278,19 +272,16 @@ pub unsafe extern "ptx-kernel" fn ntt_fill_table(out: *mut Fr, lo: *const Fr, hi
 /// the others.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn ntt_h_pointwise(a: *mut Fr, b: *const Fr, z: *const Fr, count: u64) {
-    let mut i = global_thread_index() as u64;
-    let stride = global_thread_count() as u64;
     // SAFETY: z valid for one element.
     let z = unsafe { load(z) };
-    while i < count {
+    for_each_index(count, |i| {
         // SAFETY: i < count.
         unsafe {
             let i = i as usize;
             let x = load(a.add(i)).mul(&load(b.add(i))).mul(&z);
             store(a.add(i), x);
         }
-        i += stride;
-    }
+    });
 }
 
 /// Kernel `ntt_h_subtract`: `a[i] = a[i] - c[i] * z[0]` for `i < count` (Groth16: C's share of the
@@ -301,17 +292,14 @@ pub unsafe extern "ptx-kernel" fn ntt_h_pointwise(a: *mut Fr, b: *const Fr, z: *
 /// the others.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn ntt_h_subtract(a: *mut Fr, c: *const Fr, z: *const Fr, count: u64) {
-    let mut i = global_thread_index() as u64;
-    let stride = global_thread_count() as u64;
     // SAFETY: z valid for one element.
     let z = unsafe { load(z) };
-    while i < count {
+    for_each_index(count, |i| {
         // SAFETY: i < count.
         unsafe {
             let i = i as usize;
             let x = load(a.add(i)).sub(&load(c.add(i)).mul(&z));
             store(a.add(i), x);
         }
-        i += stride;
-    }
+    });
 }

@@ -18,7 +18,9 @@
 //! - `pageable-2stream`: inputs in ordinary `Vec`s (the driver stages them);
 //! - `pinned-2stream-2gpu`: two engines on GPUs 0 and 1, jobs alternating (in the default sweep only when
 //!   two GPUs are visible);
-//! - `pinned-2stream-g2`: the baseline plus the B_G2 query.
+//! - `pinned-2stream-g2`: the baseline plus the B_G2 query;
+//! - `pinned-2stream-xyzz`: the baseline with the batch additions in XYZZ (the engine's default is the
+//!   affine method).
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -42,13 +44,14 @@ use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::Instant;
-use zkgpu::batch_add::{G1, G2};
+use zkgpu::batch_add::{G1, G2, Method};
 use zkgpu::pipeline::{AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode, combine_gpus, split_assignment};
 use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::profile::PhaseReport;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
-const GPU_VARIANTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu", "pinned-2stream-g2"];
+const GPU_VARIANTS: &[&str] =
+    &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu", "pinned-2stream-g2", "pinned-2stream-xyzz"];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
 /// Jobs per timed run.
@@ -63,16 +66,18 @@ struct Variant {
     streams: StreamMode,
     gpus: usize,
     g2: bool,
+    batch_add: Method,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
-    let base = Variant { pinned: true, streams: StreamMode::Two, gpus: 1, g2: false };
+    let base = Variant { pinned: true, streams: StreamMode::Two, gpus: 1, g2: false, batch_add: PartitionConfig::default().batch_add };
     Some(match v {
         "pinned-2stream" => base,
         "pinned-1stream" => Variant { streams: StreamMode::One, ..base },
         "pageable-2stream" => Variant { pinned: false, ..base },
         "pinned-2stream-2gpu" => Variant { gpus: 2, ..base },
         "pinned-2stream-g2" => Variant { g2: true, ..base },
+        "pinned-2stream-xyzz" => Variant { batch_add: Method::Xyzz, ..base },
         _ => return None,
     })
 }
@@ -109,13 +114,13 @@ impl BenchOp for PipelineOp {
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
-        let mut names: Vec<String> = ["ntt_pass_dif", "ntt_pass_dit", "ntt_h_pointwise", "ntt_h_subtract", "ntt_bit_reverse_tiled", "msm_count", "msm_scan_sums", "msm_scan", "msm_scatter"]
+        let mut names: Vec<String> = ["ntt_pass_dif", "ntt_pass_dit", "ntt_h_pointwise", "ntt_h_subtract", "ntt_bit_reverse_tiled", "msm_count", "msm_scan_sums", "msm_scan", "msm_scatter", "batch_add_count_chunks", "batch_add_selected_totals", "batch_add_compact_indices"]
             .map(String::from)
             .to_vec();
         let curves: &[&str] = if variant.ends_with("-g2") { &["g1", "g2"] } else { &["g1"] };
         for s in curves {
             names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
-            names.extend(["accumulate", "reduce", "finish"].map(|k| format!("batch_add_{s}_{k}")));
+            names.extend(["accumulate", "reduce", "finish", "affine_level", "affine_level_gather"].map(|k| format!("batch_add_{s}_{k}")));
         }
         names
     }
@@ -389,7 +394,7 @@ impl<'g> GpuCase<'g> {
         let mut lens = vec![n];
         lens.extend(g2_len);
         let data = host_data(n, &lens, seed)?;
-        let config = PartitionConfig { streams: variant.streams, ..PartitionConfig::default() };
+        let config = PartitionConfig { streams: variant.streams, batch_add: variant.batch_add, ..PartitionConfig::default() };
         let mut engines = Vec::new();
         for g in &gpus {
             let mut srs = PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?;
