@@ -162,7 +162,7 @@ pub enum ScaleKind {
     InverseThenCoset,
 }
 
-/// Scale tables on the device: factor(i) = lo[i mod 2^lo_bits] * hi[i >> lo_bits] (or lo[0] when constant).
+/// Scale tables on the device: `factor(i) = lo[i mod 2^lo_bits] · hi[i >> lo_bits]` (or `lo[0]` when constant).
 #[derive(Debug)]
 struct ScaleTables {
     lo: DeviceBuffer<Scalar>,
