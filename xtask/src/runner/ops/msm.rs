@@ -64,6 +64,8 @@ const GPU_VARIANTS: &[&str] = &[
     "precompute2",
     "precompute4",
     "precompute8",
+    "precompute2-chunk26",
+    "precompute2-chunk27",
     "chunk25",
     "chunk26",
     "chunk27",
@@ -102,6 +104,11 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         "precompute2" | "precompute4" | "precompute8" if inputs == "device" => {
             MsmConfig { precompute: choice["precompute".len()..].parse().ok()?, ..MsmConfig::default() }
         }
+        "precompute2-chunk26" | "precompute2-chunk27" if inputs == "device" => MsmConfig {
+            precompute: 2,
+            chunk: Some(1 << choice["precompute2-chunk".len()..].parse::<u32>().ok()?),
+            ..MsmConfig::default()
+        },
         "chunk25" | "chunk26" | "chunk27" if inputs == "device" => {
             MsmConfig { chunk: Some(1 << choice["chunk".len()..].parse::<u32>().ok()?), ..MsmConfig::default() }
         }
