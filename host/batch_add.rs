@@ -187,6 +187,20 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         self.method
     }
 
+    /// Device memory this adder holds now: lane sums, reduction levels, affine levels, the bitmap compaction
+    /// (once a bitmap call allocated it) and the result buffers.
+    pub fn device_bytes(&self) -> usize {
+        let selection = self.selection.as_ref().map_or(0, |s| s.chunk_counts.byte_len() + s.totals.byte_len() + s.indices.byte_len());
+        self.lane_sums.byte_len()
+            + self.sums.device_bytes()
+            + self.levels.iter().map(DeviceBuffer::byte_len).sum::<usize>()
+            + self.offsets.byte_len()
+            + self.affine_offsets.byte_len()
+            + self.affine_count.byte_len()
+            + selection
+            + self.outs.iter().map(DeviceBuffer::byte_len).sum::<usize>()
+    }
+
     /// How many affine levels a call runs before the XYZZ stage, with or without a bitmap: 0 for
     /// [`Method::Xyzz`], for a set too short for one, and under a bitmap for a set that does not start at a
     /// multiple of 32 points (those calls are plain XYZZ sums).
@@ -465,6 +479,11 @@ impl<C: Curve> XyzzSetSum<C> {
             sets,
             _curve: PhantomData,
         })
+    }
+
+    /// Device memory of the level buffers.
+    pub(crate) fn device_bytes(&self) -> usize {
+        self.levels.iter().map(DeviceBuffer::byte_len).sum()
     }
 
     /// Queues the sums of `input` (`per_set · out.len()` XYZZ points, `per_set <= max_per_set`) into `out`.

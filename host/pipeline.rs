@@ -116,10 +116,12 @@
 //! 280.0 ms, tails 387.6 ms, busy 98.7%, 55.2 GB/s, ratio 1.01, peak 109.6 GB). The H term in six NTT sweeps
 //! and the rank scatter (bda34cd): 1435 ms per job (NTT chain 244.6 ms, H MSM 786 ms, tails 384 ms). One
 //! compaction and one tail sort per assignment for its three G1 queries, and the affine batch additions
-//! (2026-12-02, same command): **1396 ms per job** (tails 344 ms, busy 98.5%, 54.3 GB/s, ratio 1.02, peak
-//! 102.4 GB, 11 GB less: two tail MSM engines fewer, one ~10 GB affine adder more); with XYZZ additions
-//! (`pinned-2stream-xyzz`) 1410 ms (tails 360 ms), so the shared sort saved 24 ms and the affine additions
-//! 15 ms (predicted ~21 and ~14). 2^24 (`--reps 3`): 223.6 ms per job (was 228), XYZZ additions 224.8.
+//! (2026-12-02, same command): **1396 ms per job** (tails 344 ms, busy 98.5%, 54.3 GB/s, ratio 1.02); with
+//! XYZZ additions (`pinned-2stream-xyzz`) 1410 ms (tails 360 ms), so the shared sort saved 24 ms and the
+//! affine additions 15 ms (predicted ~21 and ~14). 2^24 (`--reps 3`): 223.6 ms per job (was 228), XYZZ
+//! additions 224.8. A rerun with the adders in `device_bytes` (earlier peaks left them out; XYZZ adders are
+//! a few MB): 1399 ms per job, peak 112.6 GB (113.3 before: two tail MSM engines fewer, one ~10 GB affine
+//! adder more).
 //! - The transfer goals hold at 2^24 and 2^27: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the
 //!   larger of compute and copies, busy ≥ 90%. Two GPUs run 1.85× (2^27) and 1.87× (2^24) faster than one.
 //! - 1.3 s per partition: met as throughput on two GPUs (907 ms per partition at 5329676), not on one
@@ -575,6 +577,11 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         Ok(Some(QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? }))
     }
 
+    /// Device memory of the adder and the tail MSM.
+    fn device_bytes(&self) -> usize {
+        self.adder.device_bytes() + self.msm.device_bytes()
+    }
+
     /// Queues the batch additions and the tail MSMs of every query (two phases).
     fn enqueue(&mut self, bases: &[MsmBases<C>], tail: Scalars<'_>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
         let (adder, msm) = (&mut self.adder, &mut self.msm);
@@ -719,12 +726,13 @@ impl<'g> PartitionEngine<'g> {
         self.jobs.len()
     }
 
-    /// Device memory held by the engine: SRS, input slots, MSM scratch (NTT tables not counted).
+    /// Device memory held by the engine: SRS, input slots, MSM and batch-addition scratch (NTT tables not
+    /// counted).
     pub fn device_bytes(&self) -> usize {
         let scratch: usize = self
             .queries
             .iter()
-            .map(|(g1, g2)| g1.as_ref().map_or(0, |g| g.msm.device_bytes()) + g2.as_ref().map_or(0, |g| g.msm.device_bytes()))
+            .map(|(g1, g2)| g1.as_ref().map_or(0, QueryGroup::device_bytes) + g2.as_ref().map_or(0, QueryGroup::device_bytes))
             .sum();
         self.srs.device_bytes() + self.slots.iter().map(Slot::device_bytes).sum::<usize>() + self.h_msm.device_bytes() + scratch
     }

@@ -121,9 +121,13 @@ fn g1_affine_method_bitmap_set_starts() {
     let backward = batch_add_sets_cpu::<G1>(&reversed, &offsets, Some(&bitmap)).unwrap();
     let expected: Vec<_> = [&forward, &backward, &forward].into_iter().flatten().copied().collect();
     assert_eq!(adder.sums().unwrap(), expected, "three tables under one bitmap");
-    // Then one table again, without a bitmap: sums() returns its one sum.
+    // The affine levels (half and a quarter of the points) and the compaction's indices are held.
+    let held = adder.device_bytes();
+    assert!(held >= (n / 2 + n / 4) * size_of::<blstrs::G1Affine>() + (offsets[1] - offsets[0]) * 4, "device_bytes {held}");
+    // Then one table again, without a bitmap: sums() returns its one sum, and nothing more is allocated.
     adder.enqueue(&device_reversed, None).unwrap();
     assert_eq!(adder.sums().unwrap(), batch_add_sets_cpu::<G1>(&reversed, &offsets, None).unwrap(), "one table after three");
+    assert_eq!(adder.device_bytes(), held, "the adder's memory grew");
 }
 
 /// [`BatchAdder::enqueue_tables`] with several sets per table (XYZZ) and its errors: a table shorter than the
