@@ -238,10 +238,9 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             return Ok(());
         }
         if self.method == Method::Affine && (bitmap.is_none() || self.affine_levels(true) > 0) {
-            let (first, set_len) = (self.host_offsets[0], self.host_offsets[1] - self.host_offsets[0]);
-            let levels = affine_levels(planned_points(set_len, bitmap.is_some()), self.affine_threads).0.len();
             if let Some(bitmap) = bitmap {
-                self.compact(bitmap, first, set_len, levels as u32)?;
+                let (first, set_len) = (self.host_offsets[0], self.host_offsets[1] - self.host_offsets[0]);
+                self.compact(bitmap, first, set_len, self.affine_levels(true) as u32)?;
             }
             for (k, points) in tables.iter().enumerate() {
                 self.enqueue_affine(points, bitmap.is_some(), k)?;
