@@ -185,7 +185,10 @@ pub struct MsmPlan {
 }
 
 /// The window size with the least modelled work for `n` points in `chunks` chunks with `copies` precomputed
-/// copies: mixed additions `n·W` plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`.
+/// copies: mixed additions `n·W` plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`. The empty upper halves of
+/// narrow windows ([`zkgpu_kernels::msm::WindowWidths`]) count as full: the fixup initializes them and the
+/// reduce walks them, and on the H200 the choices counting only the buckets in use were slower (2^20: c = 15
+/// 12.48 ms against c = 16 12.30; 2^22: c = 18 35.19 against 34.93) or untried bets (c = 22 at 2^27).
 pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
     let cost = |c: u32| {
         let w = window_count(c) as f64;

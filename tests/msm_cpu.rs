@@ -19,7 +19,7 @@ use zkgpu::curve::{Curve, G1, G2};
 use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, Sort, choose_window_bits};
 use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
 use zkgpu_kernels::field::Fr;
-use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, rank_overflow, window_count, MAX_WINDOW_BITS};
+use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, rank_overflow, window_count, WindowWidths, MAX_WINDOW_BITS};
 
 fn plan(n: usize, c: Option<u32>, chunk: Option<usize>, copies: u32) -> MsmPlan {
     MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies, ..Default::default() }, false).unwrap()
@@ -149,41 +149,69 @@ fn model_indexed_scalars() {
     assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{r:?}");
 }
 
-/// `Σ dᵥ·2^(c·w)` over the signed digits gives the scalar back, every digit is in `(−2^(c−1), 2^(c−1)]` and
-/// survives the count kernel's digit word, and no carry is left after the last window, for every window size
-/// and the boundary patterns.
+/// `Σ d_w·2^start(w)` over the signed digits gives the scalar back, every digit is in `(−2^(b−1), 2^(b−1)]` for
+/// its window's `b` bits and survives the count kernel's digit word, and no carry is left after the last
+/// window, for every window size and the boundary patterns, with uniform windows (precomputed copies) and with
+/// the narrow top windows of a plain MSM.
 #[test]
 fn signed_digits_recompose_the_scalar() {
     let mut rng = seeded_rng("signed_digits_recompose_the_scalar");
     for c in 1..=MAX_WINDOW_BITS {
+        let windows = window_count(c);
         let mut scalars = random_scalars(&mut rng, 20);
         scalars.extend([Scalar::ZERO, Scalar::ONE, -Scalar::ONE, window_pattern(c, 1 << (c - 1))]);
         scalars.extend([window_pattern(c, (1 << c) - 1), window_pattern(c, (1 << (c - 1)) + 1)]);
-        for s in scalars {
-            let limbs: [u32; 8] = canonical_limbs(&s);
-            let mut sum = Scalar::ZERO;
-            let two_c = Scalar::from(2u64).pow_vartime([c as u64]);
-            let mut weight = Scalar::ONE;
-            let mut digits = vec![0i64; window_count(c) as usize];
-            for_each_digit(&limbs, c, window_count(c), |w, m, neg| {
-                assert!(m >= 1 && m <= 1 << (c - 1), "c = {c}: magnitude {m}");
-                assert!(!(neg && m == 1 << (c - 1)), "c = {c}: -2^(c-1) is not a digit");
-                // The count kernel's stored form (0 means no digit) gives the digit and the rank back, the rank
-                // saturated at rank_overflow(c).
-                let overflow = rank_overflow(c);
-                for rank in [0, 1, overflow - 1, overflow, overflow + 1, u32::MAX] {
-                    let word = digit_word(m, neg, rank, c);
-                    let back = (m, neg, rank.min(overflow));
-                    assert!(word != 0 && digit_of_word(word, c) == back, "c = {c}: digit word of {m}, {neg}, rank {rank}");
+        if c >= 2 {
+            // The same boundaries for (c − 1)-bit windows: all ones, and the narrow windows' top digit 2^(c−2).
+            scalars.extend([window_pattern(c - 1, (1 << (c - 1)) - 1), window_pattern(c - 1, 1 << (c - 2))]);
+        }
+        for widths in [WindowWidths { c, wide: windows }, WindowWidths::new(c, windows)] {
+            let covered: u32 = (0..windows).map(|w| widths.bits(w)).sum();
+            assert!(covered >= 256 && widths.start(windows - 1) + widths.bits(windows - 1) == covered, "{widths:?}");
+            for &s in &scalars {
+                let limbs: [u32; 8] = canonical_limbs(&s);
+                let mut digits = vec![0i64; windows as usize];
+                for_each_digit(&limbs, widths, windows, |w, m, neg| {
+                    let half = 1 << (widths.bits(w) - 1);
+                    assert!(m >= 1 && m <= half, "{widths:?}: window {w} magnitude {m}");
+                    assert!(!(neg && m == half), "{widths:?}: -2^(b-1) is not a digit");
+                    // The count kernel's stored form (0 means no digit) gives the digit and the rank back, the
+                    // rank saturated at rank_overflow(c).
+                    let overflow = rank_overflow(c);
+                    for rank in [0, 1, overflow - 1, overflow, overflow + 1, u32::MAX] {
+                        let word = digit_word(m, neg, rank, c);
+                        let back = (m, neg, rank.min(overflow));
+                        assert!(word != 0 && digit_of_word(word, c) == back, "c = {c}: digit word of {m}, {neg}, rank {rank}");
+                    }
+                    digits[w as usize] = if neg { -(m as i64) } else { m as i64 };
+                });
+                let mut sum = Scalar::ZERO;
+                for (w, d) in digits.into_iter().enumerate() {
+                    let weight = Scalar::from(2u64).pow_vartime([widths.start(w as u32) as u64]);
+                    let term = Scalar::from(d.unsigned_abs());
+                    sum += if d < 0 { -term * weight } else { term * weight };
                 }
-                digits[w as usize] = if neg { -(m as i64) } else { m as i64 };
-            });
-            for d in digits {
-                let term = Scalar::from(d.unsigned_abs());
-                sum += if d < 0 { -term * weight } else { term * weight };
-                weight *= two_c;
+                assert_eq!(sum, s, "{widths:?}");
             }
-            assert_eq!(sum, s, "c = {c}");
+        }
+    }
+}
+
+/// The narrow windows: only without precomputed copies, never below 1 bit, and they cut the buckets in use
+/// (c = 19: 4 windows of 19 bits and 10 of 18; c = 16 divides 256, so nothing narrows).
+#[test]
+fn narrow_windows_only_without_copies() {
+    assert_eq!(WindowWidths::new(19, 14), WindowWidths { c: 19, wide: 4 });
+    assert_eq!(WindowWidths::new(20, 13), WindowWidths { c: 20, wide: 9 });
+    assert_eq!(WindowWidths::new(16, 16), WindowWidths { c: 16, wide: 16 });
+    assert_eq!(WindowWidths::new(1, 256), WindowWidths { c: 1, wide: 256 });
+    // c = 21: 13 windows of 20 bits still cover 260 (all narrow).
+    assert_eq!(WindowWidths::new(21, 13), WindowWidths { c: 21, wide: 0 });
+    for c in 2..=MAX_WINDOW_BITS {
+        let windows = window_count(c);
+        for copies in 2..=windows {
+            let q = windows.div_ceil(copies);
+            assert_eq!(WindowWidths::new(c, q), WindowWidths { c, wide: windows }, "c = {c}, {copies} copies");
         }
     }
 }

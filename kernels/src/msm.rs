@@ -10,7 +10,8 @@
 //! digits `d ∈ (−2^(c−1), 2^(c−1)]`: a window value above `2^(c−1)` becomes `value − 2^c` and carries 1 into the
 //! next window. `c·W ≥ 256` leaves the top window below `2^(c−1)` before its carry, so no carry leaves the
 //! scalar. A digit `±m` puts `±P` into bucket `m − 1` of its window: `B = 2^(c−1)` buckets, half of what
-//! unsigned digits need. Zero digits go nowhere.
+//! unsigned digits need. Zero digits go nowhere. Without precomputed copies the top windows are one bit
+//! narrower where `c·W` exceeds 256 ([`WindowWidths`]): the same windows, fewer buckets in use.
 //!
 //! # Virtual windows (fixed-base precomputation)
 //! With `copies` precomputed tables `Pᵢ·2^(c·q·k)` (`k < copies`, `q = ⌈W / copies⌉`), window `w` is served
@@ -96,17 +97,60 @@ pub fn window_value(limbs: &[u32; 8], bit: u32, c: u32) -> u32 {
     v & ((1u32 << c) - 1)
 }
 
+/// The widths of the windows: the first `wide` are `c` bits, the rest (the top ones) `c − 1`.
+///
+/// `⌈256 / c⌉` windows of `c` bits usually cover more than the 256 bits signed digits need (c = 19: 266), and a
+/// window one bit narrower has half the buckets in use, so without precomputed copies the top
+/// `min(W·c − 256, W)` windows are narrow (c = 19: 4 × 19 + 10 × 18 bits, 2.36 M buckets in use instead of
+/// 3.67 M; the old top window of 8 bits put every scalar into one of 257 buckets). With copies every window must be `c` bits wide: copy `k` is the bases shifted by `c·q·k` bits.
+/// The bucket memory keeps `2^(c−1)` buckets per window; a narrow window's upper half stays empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowWidths {
+    /// The widest window's bits.
+    pub c: u32,
+    /// Windows of `c` bits (the rest are `c − 1`).
+    pub wide: u32,
+}
+
+impl WindowWidths {
+    /// The widths for `c`-bit windows over `q` bucket sets (`q = ⌈256 / c⌉` without precomputed copies).
+    #[inline(always)]
+    pub const fn new(c: u32, q: u32) -> Self {
+        let windows = window_count(c);
+        let narrow = if q == windows && c >= 2 {
+            let spare = windows * c - SCALAR_BITS;
+            if spare < windows { spare } else { windows }
+        } else {
+            0
+        };
+        WindowWidths { c, wide: windows - narrow }
+    }
+
+    /// Bits of window `w`.
+    #[inline(always)]
+    pub const fn bits(&self, w: u32) -> u32 {
+        if w < self.wide { self.c } else { self.c - 1 }
+    }
+
+    /// The first bit of window `w`.
+    #[inline(always)]
+    pub const fn start(&self, w: u32) -> u32 {
+        w * self.c - w.saturating_sub(self.wide)
+    }
+}
+
 /// Calls `emit(window, magnitude, negative)` for every non-zero signed digit of the canonical scalar `limbs`
-/// (windows `0..windows` of `c` bits, see the module docs). `magnitude` is in `1..=2^(c−1)`.
+/// (windows `0..windows` of `widths.bits(w)` bits, see the module docs). `magnitude` is in
+/// `1..=2^(bits(w)−1)`.
 #[inline(always)]
-pub fn for_each_digit(limbs: &[u32; 8], c: u32, windows: u32, mut emit: impl FnMut(u32, u32, bool)) {
-    let half = 1u32 << (c - 1);
-    let full = 1u32 << c;
+pub fn for_each_digit(limbs: &[u32; 8], widths: WindowWidths, windows: u32, mut emit: impl FnMut(u32, u32, bool)) {
     let mut carry = 0u32;
     let mut w = 0;
     while w < windows {
-        let d = window_value(limbs, w * c, c) + carry;
-        let (magnitude, negative) = if d > half { (full - d, true) } else { (d, false) };
+        let bits = widths.bits(w);
+        let half = 1u32 << (bits - 1);
+        let d = window_value(limbs, widths.start(w), bits) + carry;
+        let (magnitude, negative) = if d > half { ((1u32 << bits) - d, true) } else { (d, false) };
         carry = (d > half) as u32;
         if magnitude != 0 {
             emit(w, magnitude, negative);
@@ -163,6 +207,12 @@ impl DigitLayout {
     #[inline(always)]
     pub fn buckets(&self) -> u32 {
         1 << (self.c - 1)
+    }
+
+    /// The windows' widths ([`WindowWidths::new`]).
+    #[inline(always)]
+    pub fn widths(&self) -> WindowWidths {
+        WindowWidths::new(self.c, self.virtual_windows)
     }
 
     /// The entry `(virtual window, bucket, entry)` of window `w`'s digit `(magnitude >= 1, negative)` for base
@@ -522,7 +572,8 @@ pub fn bucket_runs_sum<'a, const OUT: bool, F: Field + 'a>(
 /// `out ← k·p` for a small `k` (double-and-add from the top bit).
 #[inline(always)]
 pub fn mul_small<const OUT: bool, F: Field>(p: &Xyzz<F>, k: u32, out: &mut Xyzz<F>) {
-    if k == 0 {
+    // The identity (a narrow window's empty upper buckets) would still pay every doubling.
+    if k == 0 || p.is_identity() {
         out.assign(&Xyzz::IDENTITY);
         return;
     }
@@ -558,11 +609,11 @@ pub fn weighted_bucket_sum<'a, const OUT: bool, F: Field + 'a>(
     outlined::add_assign_if::<OUT, _>(acc, &tail);
 }
 
-/// The combine thread: `acc ← Σ_v 2^(c·v)·sums[v]` by Horner from the top window (`windows >= 1`).
+/// The combine thread: `acc ← Σ_v 2^(start(v))·sums[v]` by Horner from the top window (`windows >= 1`).
 #[inline(always)]
 pub fn combine_windows<'a, const OUT: bool, F: Field + 'a>(
     windows: u32,
-    c: u32,
+    widths: WindowWidths,
     sum: impl Fn(u32) -> &'a Jacobian<F>,
     acc: &mut Jacobian<F>,
 ) {
@@ -571,7 +622,7 @@ pub fn combine_windows<'a, const OUT: bool, F: Field + 'a>(
     while v > 0 {
         v -= 1;
         let mut k = 0;
-        while k < c {
+        while k < widths.bits(v) {
             outlined::double_assign_if::<OUT, _>(acc);
             k += 1;
         }
@@ -670,7 +721,7 @@ pub mod model {
         for (i, s) in scalars.iter().enumerate() {
             let index = indices.map_or(first + i as u32, |ix| ix[i]);
             let limbs = canonical(s);
-            for_each_digit(&limbs, layout.c, layout.windows, |w, magnitude, negative| {
+            for_each_digit(&limbs, layout.widths(), layout.windows, |w, magnitude, negative| {
                 let (_, b, e) = layout.entry(w, magnitude, negative, index);
                 per_window[w as usize].push((b, e));
             });
@@ -778,7 +829,7 @@ pub mod model {
             })
             .collect();
         let mut result = Jacobian::<F>::IDENTITY;
-        combine_windows::<true, F>(q, plan.c, |v| &sums[v as usize], &mut result);
+        combine_windows::<true, F>(q, WindowWidths::new(plan.c, q), |v| &sums[v as usize], &mut result);
         result
     }
 }

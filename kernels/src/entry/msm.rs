@@ -36,7 +36,7 @@ use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
     AffineScratch, BaseNaming, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word, rank_overflow,
-    fold_group, for_each_digit, in_one_segment, spanning_bucket, weighted_bucket_sum,
+    fold_group, for_each_digit, in_one_segment, spanning_bucket, weighted_bucket_sum, WindowWidths,
 };
 
 use super::shared_or_trap;
@@ -82,7 +82,7 @@ pub unsafe extern "ptx-kernel" fn msm_count(
         unsafe { digits.add(w as usize * len as usize + i).write(word) };
     };
     let mut next = 0;
-    for_each_digit(&canonical(&s), c, windows, |w, magnitude, negative| {
+    for_each_digit(&canonical(&s), layout.widths(), windows, |w, magnitude, negative| {
         while next < w {
             store(next, 0);
             next += 1;
@@ -592,7 +592,7 @@ unsafe fn combine<const OUT: bool, F: Field>(window_sums: *const Jacobian<F>, q:
     }
     let mut sum = Jacobian::<F>::IDENTITY;
     // SAFETY: v < q.
-    combine_windows::<OUT, F>(q, c, |v| unsafe { &*window_sums.add(v as usize) }, &mut sum);
+    combine_windows::<OUT, F>(q, WindowWidths::new(c, q), |v| unsafe { &*window_sums.add(v as usize) }, &mut sum);
     // SAFETY: out holds one point.
     unsafe { (*out).assign(&sum) };
 }

@@ -58,6 +58,8 @@ const GPU_VARIANTS: &[&str] = &[
     "c16",
     "c16-pinned",
     "c16-pageable",
+    "c18",
+    "c19",
     "c20",
     "c20-pinned",
     "c20-pageable",
@@ -69,6 +71,8 @@ const GPU_VARIANTS: &[&str] = &[
     "chunk25",
     "chunk26",
     "chunk27",
+    "chunk26-c20",
+    "chunk26-c22",
     "radix",
     "counting",
     "scatter1",
@@ -100,6 +104,8 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         "auto" => MsmConfig::default(),
         "c12" => bits(12),
         "c16" => bits(16),
+        "c18" => bits(18),
+        "c19" => bits(19),
         "c20" => bits(20),
         "precompute2" | "precompute4" | "precompute8" if inputs == "device" => {
             MsmConfig { precompute: choice["precompute".len()..].parse().ok()?, ..MsmConfig::default() }
@@ -107,6 +113,11 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
         "precompute2-chunk26" | "precompute2-chunk27" if inputs == "device" => MsmConfig {
             precompute: 2,
             chunk: Some(1 << choice["precompute2-chunk".len()..].parse::<u32>().ok()?),
+            ..MsmConfig::default()
+        },
+        "chunk26-c20" | "chunk26-c22" if inputs == "device" => MsmConfig {
+            chunk: Some(1 << 26),
+            window_bits: Some(choice["chunk26-c".len()..].parse().ok()?),
             ..MsmConfig::default()
         },
         "chunk25" | "chunk26" | "chunk27" if inputs == "device" => {
