@@ -121,11 +121,12 @@
 //! affine additions 15 ms (predicted ~21 and ~14). 2^24 (`--reps 3`): 223.6 ms per job (was 228), XYZZ
 //! additions 224.8. A rerun with the adders in `device_bytes` (earlier peaks left them out; XYZZ adders are
 //! a few MB): 1399 ms per job, peak 112.6 GB (113.3 before: two tail MSM engines fewer, one ~10 GB affine
-//! adder more).
+//! adder more). With the MSM's narrow top windows (48ece5c, same command): **1380 ms per job** (H MSM 784 ms,
+//! tails 329 ms, NTT chain 244 ms, busy 98.4%, 53.4 GB/s, ratio 1.02, peak 112.6 GB); 2^24 218.2 ms per job.
 //! - The transfer goals hold at 2^24 and 2^27: pinned H2D ≥ 52 GB/s, two-stream wall ≤ 1.1 × the
 //!   larger of compute and copies, busy ≥ 90%. Two GPUs run 1.85× (2^27) and 1.87× (2^24) faster than one.
 //! - 1.3 s per partition: met as throughput on two GPUs (907 ms per partition at 5329676), not on one
-//!   (1396 ms; the H MSM alone is 0.79 s). At the accumulation's measured 2.45 G mixed additions/s
+//!   (1380 ms; the H MSM alone is 0.78 s). At the accumulation's measured 2.45 G mixed additions/s
 //!   the job's additions (H MSM 2^27 × 13 windows, three tail MSMs of ~1.3·10^7 points × 14, three batch
 //!   additions of ~6·10^7 points) and the NTT chain's 280 ms already come to ~1.3 s, before any sort, fixup
 //!   or reduction: one GPU needs cheaper additions (affine ones), not a better schedule.
