@@ -99,11 +99,11 @@ pub fn window_value(limbs: &[u32; 8], bit: u32, c: u32) -> u32 {
 
 /// The widths of the windows: the first `wide` are `c` bits, the rest (the top ones) `c − 1`.
 ///
-/// `⌈256 / c⌉` windows of `c` bits usually cover more than the 256 bits signed digits need (c = 19: 266), and a
-/// window one bit narrower has half the buckets in use, so without precomputed copies the top
-/// `min(W·c − 256, W)` windows are narrow (c = 19: 4 × 19 + 10 × 18 bits, 2.36 M buckets in use instead of
-/// 3.67 M; the old top window of 8 bits put every scalar into one of 257 buckets). With copies every window must be `c` bits wide: copy `k` is the bases shifted by `c·q·k` bits.
-/// The bucket memory keeps `2^(c−1)` buckets per window; a narrow window's upper half stays empty.
+/// `⌈256 / c⌉` windows of `c` bits often cover more than the 256 bits signed digits need (c = 19: 266). Without
+/// precomputed copies the top `min(W·c − 256, W)` windows are one bit narrower, half their buckets in use
+/// (c = 19: 4 × 19 + 10 × 18 bits, 2.36 M buckets in use instead of 3.67 M; the old 8-bit top window put every
+/// scalar into one of 257 buckets). With copies every window is `c` bits: copy `k` is the bases shifted by
+/// `c·q·k` bits. The bucket memory keeps `2^(c−1)` buckets per window; a narrow window's upper half stays empty.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowWidths {
     /// The widest window's bits.
