@@ -197,8 +197,8 @@ fn signed_digits_recompose_the_scalar() {
     }
 }
 
-/// The narrow windows: only without precomputed copies, never below 1 bit, and they cut the buckets in use
-/// (c = 19: 4 windows of 19 bits and 10 of 18; c = 16 divides 256, so nothing narrows).
+/// The narrow windows: only without precomputed copies, and none for c = 1 (c = 19: 4 windows of 19 bits and 10
+/// of 18; c = 16 divides 256, so nothing narrows; c = 21: all 13 windows are 20 bits).
 #[test]
 fn narrow_windows_only_without_copies() {
     assert_eq!(WindowWidths::new(19, 14), WindowWidths { c: 19, wide: 4 });
