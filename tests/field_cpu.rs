@@ -219,6 +219,31 @@ mod mul_variants {
     mul_variant_tests!(fq, Fq);
 }
 
+/// Fq's lazy multiplication with **both** operands in `[p, 2p)` (the other representatives below 2p), up to
+/// the extreme `2p − 1`, stays below 2p and congruent: the bound a lazily reduced mixed addition needs
+/// (products of lazy values feeding products; `4p < R = 2^384` because p < 2^381, see kernels/NOTES.md, MSM
+/// "Lazy reduction: the plan"). Fr has no such room (`4r > 2^256`), so only Fq is checked.
+#[test]
+fn fq_lazy_mul_takes_two_lazy_operands() {
+    use zkgpu_kernels::field::fq::ptx;
+    let p = Fq::MODULUS;
+    let two_p = add_limbs(&p, &p).0;
+    let mut two_p_minus_1 = two_p;
+    two_p_minus_1[0] -= 1; // 2p is even and its low limb non-zero: no borrow
+    let mut rng = common::seeded_rng("fq::lazy_two_operands");
+    let (a, b) = test_inputs::<Fq>(&mut rng, RANDOM_PAIRS);
+    let lift = |x: &blstrs::Fp| add_limbs(&Fq::from_ref(x).limbs(), &p).0;
+    let mut pairs: Vec<([u32; 12], [u32; 12])> = a.iter().zip(&b).map(|(x, y)| (lift(x), lift(y))).collect();
+    pairs.push((two_p_minus_1, two_p_minus_1));
+    pairs.push((two_p_minus_1, lift(&b[0])));
+    for (u, v) in pairs {
+        let want = Fq::from_limbs(reduce_once(&u, &p)).to_ref() * Fq::from_limbs(reduce_once(&v, &p)).to_ref();
+        let got = ptx::mul_constinv_lazy_emulated(&u, &v).unwrap();
+        assert!(less_limbs(&got, &two_p), "lazy output {got:?} >= 2p for {u:?} * {v:?}");
+        assert_eq!(Fq::from_limbs(reduce_once(&got, &p)).to_ref(), want, "lazy {u:?} * {v:?}");
+    }
+}
+
 /// `fq::ptx::MUL_ADD_MUL` (`a·b + c·d` with one Montgomery reduction, behind `Fq::mul_sub_mul` on the GPU) run
 /// by the host interpreter against blstrs: the edge-case cross product and seeded random values regrouped into
 /// quadruples, plus every operand at the raw limbs `p − 1` (the largest running value the bounds allow).
