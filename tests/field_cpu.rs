@@ -127,6 +127,14 @@ fn reduce_once<const N: usize>(x: &[u32; N], p: &[u32; N]) -> [u32; N] {
     if less_limbs(x, p) { *x } else { sub_limbs(*x, *p) }
 }
 
+/// Asserts that a lazy product `got` (of `what`) is below 2p and returns it reduced mod p.
+fn lazy_to_canonical<const N: usize>(got: &[u32; N], p: &[u32; N], what: &str) -> [u32; N] {
+    let (two_p, carry) = add_limbs(p, p);
+    assert_eq!(carry, 0, "2p < 2^(32N) is what the lazy products rely on");
+    assert!(less_limbs(got, &two_p), "lazy output {got:?} >= 2p for {what}");
+    reduce_once(got, p)
+}
+
 /// The Fr/Fq multiplication tuning variants (`MUL_CONSTINV_LAZY`, `MUL_MODREG` texts, see
 /// kernels/NOTES.md "Fr tuning") run by the host interpreter against blstrs: edge cases x edge cases plus
 /// seeded random pairs; the lazy variant also with one input in [p, 2p) and as a 64-step chain.
@@ -155,8 +163,6 @@ macro_rules! mul_variant_tests {
             #[test]
             fn constinv_lazy_is_below_2p_and_congruent() {
                 let p = <$t>::MODULUS;
-                let (mut two_p, carry) = add_limbs(&p, &p);
-                assert_eq!(carry, 0, "2p < 2^(32N) is what the lazy variant relies on");
                 let (a, b) = inputs(concat!(stringify!($field), "::variants::lazy"));
                 for (x, y) in a.iter().zip(&b) {
                     let want = x.to_ref() * y.to_ref();
@@ -165,23 +171,22 @@ macro_rules! mul_variant_tests {
                     assert_eq!(c, 0);
                     for lhs in [x.limbs(), x_high] {
                         for (u, v) in [(lhs, y.limbs()), (y.limbs(), lhs)] {
+                            let what = format!("{u:?} * {v:?}");
                             let got = ptx::mul_constinv_lazy_emulated(&u, &v).unwrap();
-                            assert!(less_limbs(&got, &two_p), "lazy output {got:?} >= 2p for {u:?} * {v:?}");
-                            let canonical = <$t>::from_limbs(reduce_once(&got, &p));
-                            assert_eq!(canonical.to_ref(), want, "lazy {u:?} * {v:?}");
+                            let canonical = <$t>::from_limbs(lazy_to_canonical(&got, &p, &what));
+                            assert_eq!(canonical.to_ref(), want, "lazy {what}");
                         }
                     }
                 }
                 // A dependent chain as in bench_mul_*_constinv_lazy: acc stays < 2p, canonical at the end.
-                two_p = add_limbs(&p, &p).0;
                 for (x, y) in a.iter().zip(&b).take(64) {
                     let (mut acc, mut want) = (x.limbs(), x.to_ref());
                     for _ in 0..64 {
                         acc = ptx::mul_constinv_lazy_emulated(&acc, &y.limbs()).unwrap();
-                        assert!(less_limbs(&acc, &two_p));
+                        lazy_to_canonical(&acc, &p, "a chain step");
                         want *= y.to_ref();
                     }
-                    assert_eq!(<$t>::from_limbs(reduce_once(&acc, &p)).to_ref(), want);
+                    assert_eq!(<$t>::from_limbs(lazy_to_canonical(&acc, &p, "the chain")).to_ref(), want);
                 }
             }
         }
@@ -221,26 +226,26 @@ mod mul_variants {
 
 /// Fq's lazy multiplication with **both** operands in `[p, 2p)` (the other representatives below 2p), up to
 /// the extreme `2p − 1`, stays below 2p and congruent: the bound a lazily reduced mixed addition needs
-/// (products of lazy values feeding products; `4p < R = 2^384` because p < 2^381, see kernels/NOTES.md, MSM
-/// "Lazy reduction: the plan"). Fr has no such room (`4r > 2^256`), so only Fq is checked.
+/// (`4p < R = 2^384` because p < 2^381; kernels/NOTES.md, MSM, "The accumulate's hot path in SASS, and lazy
+/// reduction: the plan"). Fr has no such room (`4r > 2^256`), so only Fq is checked.
 #[test]
 fn fq_lazy_mul_takes_two_lazy_operands() {
     use zkgpu_kernels::field::fq::ptx;
     let p = Fq::MODULUS;
-    let two_p = add_limbs(&p, &p).0;
-    let mut two_p_minus_1 = two_p;
-    two_p_minus_1[0] -= 1; // 2p is even and its low limb non-zero: no borrow
+    let lift = |x: &Fq| add_limbs(&x.limbs(), &p).0;
+    let mut p_minus_1 = p;
+    p_minus_1[0] -= 1;
+    let top = Fq::from_limbs(p_minus_1); // lifted: 2p − 1
     let mut rng = common::seeded_rng("fq::lazy_two_operands");
     let (a, b) = test_inputs::<Fq>(&mut rng, RANDOM_PAIRS);
-    let lift = |x: &blstrs::Fp| add_limbs(&Fq::from_ref(x).limbs(), &p).0;
-    let mut pairs: Vec<([u32; 12], [u32; 12])> = a.iter().zip(&b).map(|(x, y)| (lift(x), lift(y))).collect();
-    pairs.push((two_p_minus_1, two_p_minus_1));
-    pairs.push((two_p_minus_1, lift(&b[0])));
-    for (u, v) in pairs {
-        let want = Fq::from_limbs(reduce_once(&u, &p)).to_ref() * Fq::from_limbs(reduce_once(&v, &p)).to_ref();
+    let mut pairs: Vec<(Fq, Fq)> = a.iter().zip(&b).map(|(x, y)| (Fq::from_ref(x), Fq::from_ref(y))).collect();
+    pairs.push((top, top));
+    pairs.push((top, Fq::from_ref(&b[0])));
+    for (x, y) in pairs {
+        let (u, v) = (lift(&x), lift(&y));
+        let what = format!("{u:?} * {v:?}");
         let got = ptx::mul_constinv_lazy_emulated(&u, &v).unwrap();
-        assert!(less_limbs(&got, &two_p), "lazy output {got:?} >= 2p for {u:?} * {v:?}");
-        assert_eq!(Fq::from_limbs(reduce_once(&got, &p)).to_ref(), want, "lazy {u:?} * {v:?}");
+        assert_eq!(Fq::from_limbs(lazy_to_canonical(&got, &p, &what)).to_ref(), x.to_ref() * y.to_ref(), "lazy {what}");
     }
 }
 
