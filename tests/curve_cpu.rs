@@ -23,7 +23,7 @@ fn curve_kernels_are_in_the_embedded_ptx() {
 }
 
 macro_rules! curve_cpu_tests {
-    ($module:ident, $curve:ty, $proptest_cases:expr) => {
+    ($module:ident, $curve:ty, $proptest_cases:expr, lazy_field: $lazy:literal) => {
         mod $module {
             use super::*;
             use proptest::prelude::*;
@@ -57,6 +57,18 @@ macro_rules! curve_cpu_tests {
                 props::check_all_ops(&HostArithmetic, &batch);
             }
 
+            /// 64 mixed additions kept lazily reduced (MSM bucket, batch-addition lane) against the canonical
+            /// ones; over Fq some coordinates must actually have been in `[p, 2p)`.
+            #[test]
+            fn lazy_bucket_chain_matches_canonical() {
+                let non_canonical = props::check_lazy_bucket_chain::<$curve>(&mut rng("lazy_bucket_chain"), 64);
+                if $lazy {
+                    assert!(non_canonical > 0, "no lazy coordinate was >= p: the lazy path was not exercised");
+                } else {
+                    assert_eq!(non_canonical, 0, "a field without lazy operations gave a non-canonical value");
+                }
+            }
+
             proptest! {
                 #![proptest_config(ProptestConfig {
                     cases: $proptest_cases,
@@ -80,5 +92,6 @@ macro_rules! curve_cpu_tests {
     };
 }
 
-curve_cpu_tests!(g1, G1, 64);
-curve_cpu_tests!(g2, G2, 32);
+// Fq has lazy operations (`Field::*_lazy`), Fq2 keeps the canonical defaults.
+curve_cpu_tests!(g1, G1, 64, lazy_field: true);
+curve_cpu_tests!(g2, G2, 32, lazy_field: false);

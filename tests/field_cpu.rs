@@ -224,28 +224,68 @@ mod mul_variants {
     mul_variant_tests!(fq, Fq);
 }
 
-/// Fq's lazy multiplication with **both** operands in `[p, 2p)` (the other representatives below 2p), up to
-/// the extreme `2p − 1`, stays below 2p and congruent: the bound a lazily reduced mixed addition needs
-/// (`4p < R = 2^384` because p < 2^381; kernels/NOTES.md, MSM, "The accumulate's hot path in SASS, and lazy
-/// reduction: the plan"). Fr has no such room (`4r > 2^256`), so only Fq is checked.
+/// Fq's lazily reduced operations (`fq::ptx::*_LAZY`, `CANONICAL`; the `Field::*_lazy` methods on the GPU)
+/// run by the host interpreter on operands anywhere in `[0, 2p)`: seeded random values as they are and lifted
+/// by p, plus 0, 1, p − 1, p and the extreme 2p − 1 (and 2p, the largest negation, as a product's second
+/// operand). Every product stays below 2p, is congruent to the blstrs product and is the very integer the
+/// portable `mont::mul_lazy` computes (the Montgomery quotient is unique, so they must agree); the subtraction,
+/// `2p − a` and the reduction are checked against their definitions. The bounds are `4p < R` and `8p < R`
+/// (p < 2^381, R = 2^384; kernels/NOTES.md, MSM, "lazy reduction"); Fr has no such room, so only Fq is checked.
 #[test]
-fn fq_lazy_mul_takes_two_lazy_operands() {
-    use zkgpu_kernels::field::fq::ptx;
+fn fq_lazy_operations_stay_below_2p_and_congruent() {
+    use zkgpu_kernels::field::{fq::ptx, mont};
+    type Limbs = [u32; 12];
     let p = Fq::MODULUS;
-    let lift = |x: &Fq| add_limbs(&x.limbs(), &p).0;
-    let mut p_minus_1 = p;
-    p_minus_1[0] -= 1;
-    let top = Fq::from_limbs(p_minus_1); // lifted: 2p − 1
-    let mut rng = common::seeded_rng("fq::lazy_two_operands");
-    let (a, b) = test_inputs::<Fq>(&mut rng, RANDOM_PAIRS);
-    let mut pairs: Vec<(Fq, Fq)> = a.iter().zip(&b).map(|(x, y)| (Fq::from_ref(x), Fq::from_ref(y))).collect();
-    pairs.push((top, top));
-    pairs.push((top, Fq::from_ref(&b[0])));
-    for (x, y) in pairs {
-        let (u, v) = (lift(&x), lift(&y));
-        let what = format!("{u:?} * {v:?}");
-        let got = ptx::mul_constinv_lazy_emulated(&u, &v).unwrap();
-        assert_eq!(Fq::from_limbs(lazy_to_canonical(&got, &p, &what)).to_ref(), x.to_ref() * y.to_ref(), "lazy {what}");
+    let two_p = ptx::TWO_P;
+    assert_eq!(add_limbs(&p, &p), (two_p, 0));
+    // The field value of a representative below 2p + 1 (2p itself is 0).
+    let value = |x: &Limbs| Fq::from_limbs(reduce_once(&reduce_once(x, &p), &p)).to_ref();
+    let small = |v: u32| -> Limbs { std::array::from_fn(|k| if k == 0 { v } else { 0 }) };
+    let mut rng = common::seeded_rng("fq::lazy_operations");
+    let (a, _) = test_inputs::<Fq>(&mut rng, 40);
+    let mut operands: Vec<Limbs> =
+        vec![small(0), small(1), sub_limbs(p, small(1)), p, sub_limbs(two_p, small(1))];
+    for x in a.iter().skip(a.len() - 40) {
+        let x = Fq::from_ref(x).limbs();
+        operands.extend([x, add_limbs(&x, &p).0]);
+    }
+    let mut second = operands.clone();
+    second.push(two_p);
+    for u in &operands {
+        let what = format!("{u:?}");
+        let sq = ptx::square_lazy_emulated(u).unwrap();
+        assert_eq!(sq, mont::mul_lazy(u, u, &p, Fq::INV), "square_lazy {what}");
+        assert_eq!(value(&lazy_to_canonical(&sq, &p, &what)), value(u).square(), "square_lazy {what}");
+        assert_eq!(ptx::neg_lazy_emulated(u).unwrap(), sub_limbs(two_p, *u), "2p − {what}");
+        assert_eq!(ptx::canonical_emulated(u).unwrap(), reduce_once(u, &p), "canonical {what}");
+        for v in &second {
+            let what = format!("{u:?}, {v:?}");
+            let want = value(u) * value(v);
+            for (text, got) in [
+                ("MUL_LAZY", ptx::mul_lazy_emulated(u, v).unwrap()),
+                ("MUL_CONSTINV_LAZY", ptx::mul_constinv_lazy_emulated(u, v).unwrap()),
+            ] {
+                assert_eq!(got, mont::mul_lazy(u, v, &p, Fq::INV), "{text} {what}");
+                assert_eq!(value(&lazy_to_canonical(&got, &p, &what)), want, "{text} {what}");
+            }
+            if less_limbs(v, &two_p) {
+                let diff = ptx::sub_lazy_emulated(u, v).unwrap();
+                assert_eq!(diff, mont::sub(u, v, &two_p), "sub_lazy {what}");
+                assert_eq!(value(&lazy_to_canonical(&diff, &p, &what)), value(u) - value(v), "sub_lazy {what}");
+            }
+        }
+    }
+    // a·b + c·d with one reduction: seeded quadruples, then every operand at its largest.
+    let n = operands.len();
+    let mut quads: Vec<[Limbs; 4]> = (0..400)
+        .map(|i| [operands[i % n], second[(7 * i + 3) % (n + 1)], operands[(11 * i + 1) % n], second[(13 * i + 5) % (n + 1)]])
+        .collect();
+    let top = sub_limbs(two_p, small(1));
+    quads.extend([[top, two_p, top, two_p], [top, top, top, top], [top, two_p, top, small(0)]]);
+    for [w, x, y, z] in quads {
+        let what = format!("{w:?}·{x:?} + {y:?}·{z:?}");
+        let got = ptx::mul_add_mul_lazy_emulated(&w, &x, &y, &z).unwrap();
+        assert_eq!(value(&lazy_to_canonical(&got, &p, &what)), value(&w) * value(&x) + value(&y) * value(&z), "{what}");
     }
 }
 

@@ -121,7 +121,8 @@ pub fn accumulate_lane<F: Field>(
             pending = base + nth_set_bit(word, j);
         }
         if fill + count >= WINDOW {
-            acc = acc.add_affine(&point_at(pending));
+            // The lane's sum stays lazily reduced until it is returned.
+            acc = acc.add_affine_lazy(&point_at(pending));
             let rest = fill + count - WINDOW;
             if lane < rest {
                 pending = base + nth_set_bit(word, lane + WINDOW - fill);
@@ -133,9 +134,9 @@ pub fn accumulate_lane<F: Field>(
         window += 1;
     }
     if lane < fill {
-        acc = acc.add_affine(&point_at(pending));
+        acc = acc.add_affine_lazy(&point_at(pending));
     }
-    acc
+    acc.canonical()
 }
 
 /// `a == b` without `PartialEq`, whose derived array comparison becomes a `memcmp` call the PTX cannot link.

@@ -529,6 +529,44 @@ fn check_jacobian_representations<C: CurveUnderTest>(case: &RandomCase<C>) {
     assert!(separately(|| jp.add(&jq).is_on_curve() && jp.double().is_on_curve() && jp.add_affine(&q).is_on_curve()));
 }
 
+/// A bucket kept lazily reduced, as the MSM's accumulation and the batch addition keep theirs: `len` random
+/// points plus a repeat of the running sum's last point (the doubling branch), a cancellation and the identity,
+/// accumulated with `add_affine_lazy`; after every step its canonical form must equal, coordinate by
+/// coordinate, the bucket accumulated with the canonical `add_affine`, and the sum must match blstrs. Returns
+/// how many lazy coordinates were not canonical (in `[p, 2p)`), so a caller can check that the lazy path was
+/// exercised (over Fq; fields without lazy operations give 0).
+pub fn check_lazy_bucket_chain<C: CurveUnderTest>(rng: &mut impl RngCore, len: usize) -> usize {
+    let proj = |a: &C::Affine| C::Projective::from(*a);
+    let mut points: Vec<C::Affine> = (0..len).map(|_| random_point::<C>(rng)).collect();
+    let start = C::Affine::from(points.iter().map(proj).sum::<C::Projective>());
+    // P + P with P the sum so far (doubling across representations), then −(that sum) back (cancellation),
+    // then the identity.
+    points.push(start);
+    points.push(C::Affine::from(-(proj(&start) + proj(&start))));
+    points.push(C::Affine::from(C::Projective::identity()));
+    points.extend((0..4).map(|_| random_point::<C>(rng)));
+    let (mut lazy, mut canonical) = (Xyzz::<C::Field>::IDENTITY, Xyzz::<C::Field>::IDENTITY);
+    let mut expected = C::Projective::identity();
+    let mut non_canonical = 0;
+    for (step, point) in points.iter().enumerate() {
+        lazy = lazy.add_affine_lazy(&ours::<C>(point));
+        canonical = canonical.add_affine(&ours::<C>(point));
+        expected += proj(point);
+        let reduced = lazy.canonical();
+        for (got, want) in [(lazy.x, reduced.x), (lazy.y, reduced.y), (lazy.zz, reduced.zz), (lazy.zzz, reduced.zzz)] {
+            non_canonical += usize::from(got != want);
+        }
+        let same = reduced.x == canonical.x
+            && reduced.y == canonical.y
+            && reduced.zz == canonical.zz
+            && reduced.zzz == canonical.zzz;
+        assert!(same, "{}: lazy bucket differs from the canonical one at step {step}", C::NAME);
+        assert!(reduced.is_on_curve(), "{}: lazy bucket left the curve at step {step}", C::NAME);
+    }
+    assert_eq!(lazy.canonical().to_affine(), ours::<C>(&C::Affine::from(expected)), "{}: lazy bucket sum", C::NAME);
+    non_canonical
+}
+
 /// A bucket: accumulate mixed additions in XYZZ (with a repeat and a cancellation), compare with blstrs.
 #[inline(never)]
 fn check_bucket_chain<C: CurveUnderTest>(rng: &mut impl RngCore) {

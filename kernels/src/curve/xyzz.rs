@@ -121,40 +121,58 @@ impl<F: Field> Xyzz<F> {
         Self { x: x3, y: y3, zz: v, zzz: w }
     }
 
-    /// `P + Q` with `Q` affine (mixed addition), madd-2008-s. Cost: 8M + 2S (over Fq, `Y3`'s two products share
-    /// one reduction: [`Field::mul_sub_mul`]).
+    /// `P + Q` with `Q` affine (mixed addition), madd-2008-s: [`Xyzz::add_affine_lazy`] made canonical.
+    #[inline(always)]
+    pub fn add_affine(&self, q: &Affine<F>) -> Self {
+        self.add_affine_lazy(q).canonical()
+    }
+
+    /// `P + Q` with `Q` affine (mixed addition), madd-2008-s, on lazily reduced coordinates: `P`'s may be any
+    /// representatives in `[0, 2p)` ([`Field`]'s `*_lazy`), `Q`'s canonical, the result's lazy. A running sum
+    /// (a bucket) stays lazy from one addition to the next and is made canonical once ([`Xyzz::canonical`]):
+    /// over Fq that drops the final subtraction of all nine products (the sum of two is one)
+    /// (kernels/NOTES.md, MSM, "lazy reduction"). Cost: 8M + 2S (over Fq, `Y3`'s two products share one reduction).
     ///
     /// `U2 = x2·ZZ1, S2 = y2·ZZZ1, P = U2 − X1, R = S2 − Y1, PP = P², PPP = P·PP, Q = X1·PP,
     /// X3 = R² − PPP − 2Q, Y3 = R(Q − X3) − Y1·PPP, ZZ3 = ZZ1·PP, ZZZ3 = ZZZ1·PPP`.
-    /// Edge cases: either operand the identity; `P = 0, R = 0` (same point: doubling);
-    /// `P = 0, R != 0` (opposite points: identity). They are rare in an MSM, so they branch.
+    /// Edge cases: either operand the identity; `P = 0, R = 0` (same point: doubling, on the canonical form);
+    /// `P = 0, R != 0` (opposite points: identity). They are rare in an MSM, so they branch. The identity test
+    /// of `P` stays exact (`ZZ = 0`, not `≡ 0`): a lazy `ZZ` is a product `ZZ1·PP` of non-zero values (or 1,
+    /// or a doubling's), never `≡ 0`, so never `p`.
     ///
     /// The products are ordered so each input dies as early as possible (`Q` after `S2`, `ZZ1`/`ZZZ1` right
     /// after their last use), and the doubling case doubles `P` rather than `Q` so `Q` need not stay live:
     /// register pressure, not multiplications, limits the G2 kernels.
     #[inline(always)]
-    pub fn add_affine(&self, q: &Affine<F>) -> Self {
+    pub fn add_affine_lazy(&self, q: &Affine<F>) -> Self {
         if q.is_identity() {
             return *self;
         }
         if self.is_identity() {
             return Self::from_affine(q);
         }
-        let u2 = q.x.mul(&self.zz);
-        let s2 = q.y.mul(&self.zzz);
-        let p = u2.sub(&self.x);
-        let r = s2.sub(&self.y);
-        if p.is_zero() {
-            return if r.is_zero() { self.double() } else { Self::IDENTITY };
+        let u2 = q.x.mul_lazy(&self.zz);
+        let s2 = q.y.mul_lazy(&self.zzz);
+        let p = u2.sub_lazy(&self.x);
+        let r = s2.sub_lazy(&self.y);
+        if p.is_zero_lazy() {
+            return if r.is_zero_lazy() { self.canonical().double() } else { Self::IDENTITY };
         }
-        let pp = p.square();
-        let ppp = p.mul(&pp);
-        let zz3 = self.zz.mul(&pp);
-        let zzz3 = self.zzz.mul(&ppp);
-        let q1 = self.x.mul(&pp);
-        let x3 = r.square().sub(&ppp).sub(&q1.double());
-        let y3 = r.mul_sub_mul(&q1.sub(&x3), &self.y, &ppp);
+        let pp = p.square_lazy();
+        let ppp = p.mul_lazy(&pp);
+        let zz3 = self.zz.mul_lazy(&pp);
+        let zzz3 = self.zzz.mul_lazy(&ppp);
+        let q1 = self.x.mul_lazy(&pp);
+        // 2Q as two subtractions: a lazy sum Q + Q could reach 4p.
+        let x3 = r.square_lazy().sub_lazy(&ppp).sub_lazy(&q1).sub_lazy(&q1);
+        let y3 = r.mul_sub_mul_lazy(&q1.sub_lazy(&x3), &self.y, &ppp);
         Self { x: x3, y: y3, zz: zz3, zzz: zzz3 }
+    }
+
+    /// The same point with canonical coordinates (from lazy ones, see [`Xyzz::add_affine_lazy`]).
+    #[inline(always)]
+    pub fn canonical(&self) -> Self {
+        Self { x: self.x.canonical(), y: self.y.canonical(), zz: self.zz.canonical(), zzz: self.zzz.canonical() }
     }
 
     /// `P + Q`, both XYZZ (general addition), add-2008-s. Cost: 12M + 2S.

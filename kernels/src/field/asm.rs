@@ -237,16 +237,6 @@ macro_rules! ptx_canonical {
     };
 }
 
-/// Merge, then canonical output (the end of the multiplication).
-macro_rules! ptx_final {
-    ($e:ident, $o:ident, $limbs:tt, $r_ops:tt, $succ:tt) => {
-        concat!(
-            $crate::field::asm::ptx_merge!($e, $o, $succ),
-            $crate::field::asm::ptx_canonical!($e, $o, $limbs, $r_ops),
-        )
-    };
-}
-
 /// `%p_k` = modulus limb k: from immediates (`imm`) or from input operands (`ops`, opaque to ptxas).
 macro_rules! ptx_load_modulus {
     ([$($k:literal)*], (imm [$($p:literal)*])) => {
@@ -268,15 +258,22 @@ macro_rules! ptx_load_inv {
     };
 }
 
-/// End of the multiplication: `canonical` (merge, subtract p if needed) or `lazy` (merge only, < 2p).
-macro_rules! ptx_finish {
-    (canonical, $e:ident, $o:ident, $limbs:tt, $r_ops:tt, $succ:tt) => {
-        $crate::field::asm::ptx_final!($e, $o, $limbs, $r_ops, $succ)
+/// The result O (< 2p) to the output operands: `canonical` (subtract p if needed) or `lazy` (as is, < 2p).
+macro_rules! ptx_output {
+    (canonical, $e:ident, $o:ident, $limbs:tt, $r_ops:tt) => {
+        $crate::field::asm::ptx_canonical!($e, $o, $limbs, $r_ops)
     };
-    (lazy, $e:ident, $o:ident, [$($k:literal)*], [$($ro:literal)*], $succ:tt) => {
+    (lazy, $e:ident, $o:ident, [$($k:literal)*], [$($ro:literal)*]) => {
+        concat!($( "mov.u32 {", $ro, "}, %", stringify!($o), $k, ";\n", )*)
+    };
+}
+
+/// End of the multiplication: merge the accumulators, then [`ptx_output`] (`canonical` or `lazy`).
+macro_rules! ptx_finish {
+    ($finish:ident, $e:ident, $o:ident, $limbs:tt, $r_ops:tt, $succ:tt) => {
         concat!(
             $crate::field::asm::ptx_merge!($e, $o, $succ),
-            $( "mov.u32 {", $ro, "}, %", stringify!($o), $k, ";\n", )*
+            $crate::field::asm::ptx_output!($finish, $e, $o, $limbs, $r_ops),
         )
     };
 }
@@ -346,8 +343,9 @@ macro_rules! ptx_sop_round {
 /// accumulators (288 bits) would not hold `3r·2^32`, so only Fq uses it.
 macro_rules! ptx_mont_sop_text {
     (
-        modulus: $modulus:tt, inv: $inv:literal, n: $n:literal, words: $w:literal, top: $top:literal,
-        limbs: [$($k:literal)*], b_ops: [$($bo:literal)*], r_ops: [$($co:literal)*], p_ops: [$($do:literal)*],
+        modulus: $modulus:tt, inv: $inv:literal, finish: $finish:ident, n: $n:literal, words: $w:literal,
+        top: $top:literal, limbs: [$($k:literal)*], b_ops: [$($bo:literal)*], r_ops: [$($co:literal)*],
+        p_ops: [$($do:literal)*],
         o_ops: $o_ops:tt, pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
         rounds: [$(($i:literal $e:ident $o:ident))*], last: ($le:ident $lo:ident)
     ) => {
@@ -366,7 +364,7 @@ macro_rules! ptx_mont_sop_text {
             $crate::field::asm::ptx_mad_chain!(even, x, c, (d 0), $top, $pairs),
             $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv),
             $( $crate::field::asm::ptx_sop_round!($i, $e, $o, $top, $pairs, $shift, $shift_last, $inv), )*
-            $crate::field::asm::ptx_final!($le, $lo, [$($k)*], $o_ops, $succ),
+            $crate::field::asm::ptx_finish!($finish, $le, $lo, [$($k)*], $o_ops, $succ),
             "}}\n",
         )
     };
@@ -386,7 +384,7 @@ macro_rules! ptx_sop {
         /// PTX of `(a·b + c·d) / R mod p` with one reduction (operands: a, b, c, d, out; see
         /// `ptx_mont_sop_text`).
         pub const MUL_ADD_MUL: &str = $crate::field::asm::ptx_mont_sop_text!(
-            modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top, limbs: [$($k)*], b_ops: $b_ops,
+            modulus: $modulus, inv: $inv, finish: canonical, n: $n, words: $w, top: $top, limbs: [$($k)*], b_ops: $b_ops,
             r_ops: $r_ops, p_ops: $p_ops, o_ops: $o_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
             succ: $succ, rounds: $rounds, last: $last
         );
@@ -399,7 +397,7 @@ macro_rules! ptx_sop {
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_mont_sop_text!(
-                        modulus: $modulus, inv: $inv, n: $n, words: $w, top: $top, limbs: [$($k)*],
+                        modulus: $modulus, inv: $inv, finish: canonical, n: $n, words: $w, top: $top, limbs: [$($k)*],
                         b_ops: $b_ops, r_ops: $r_ops, p_ops: $p_ops, o_ops: $o_ops, pairs: $pairs, shift: $shift,
                         shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
                     ),
@@ -425,6 +423,179 @@ macro_rules! ptx_sop {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         static MUL_ADD_MUL_PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
+    };
+}
+
+// ---- lazy reduction: values in [0, 2p) -------------------------------------------------------------------
+
+/// Generates the lazily reduced operations of a field (Fq): inputs and outputs in `[0, 2p)` instead of
+/// `[0, p)`, so the products skip their final subtraction (`MUL_LAZY`, `SQR_LAZY`, `MUL_ADD_MUL_LAZY`),
+/// subtraction adds `2p` on a borrow (`SUB_LAZY`), the negation is `2p − a` without a zero test (`NEG_LAZY`,
+/// result in `(0, 2p]`) and `CANONICAL` is the one conditional subtraction back to `[0, p)`. Invoked through
+/// the limb tables with the modulus and `2p` as literals.
+///
+/// Bounds (why Fq, `p < 2^381` with `R = 2^384`): a product of two values `< 2p` is `< 4p²/R + p < 2p`
+/// because `4p < R`; the one-reduction `a·b + c·d` with `a, c < 2p` and `b, d ≤ 2p` ends `< 8p²/R + p < 2p`
+/// because `8p < R`, its running value staying `< 5p·2^32 < 2^416` (the 13-word accumulators). Fr has no room
+/// (`4r > 2^256`). kernels/NOTES.md, MSM, "lazy reduction", has the instruction counts.
+macro_rules! ptx_lazy {
+    (
+        modulus: $modulus:tt, two_p: $two_p:tt, inv: $inv:literal,
+        n: $n:literal, words: $w:literal, top: $top:literal,
+        limbs: [$($k:literal)*], b_ops: $b_ops:tt, r_ops: $r_ops:tt, p_ops: $p_ops:tt, o_ops: $o_ops:tt,
+        pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
+        words2: $w2:literal, wide: $wide:tt, diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
+        rounds: $rounds:tt, last: $last:tt
+    ) => {
+        /// PTX of the Montgomery product without its final subtraction (operands: a, b, out; all `< 2p`).
+        pub const MUL_LAZY: &str = $crate::field::asm::ptx_mont_mul_text!(
+            @with p_from: (imm $modulus), inv_from: imm, finish: lazy, inv: $inv, n: $n, words: $w, top: $top,
+            limbs: [$($k)*], b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
+            succ: $succ, rounds: $rounds, last: $last
+        );
+        /// PTX of the Montgomery square without its final subtraction (operands: a, out; both `< 2p`).
+        pub const SQR_LAZY: &str = $crate::field::asm::ptx_mont_sqr_text!(
+            modulus: $modulus, inv_from: imm, inv: $inv, finish: lazy, n: $n, words: $w, top: $top,
+            limbs: [$($k)*], r_ops: $b_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
+            words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows, rounds: $rounds, last: $last
+        );
+        /// PTX of `(a·b + c·d) / R` with one reduction and no final subtraction (operands: a, b, c, d, out;
+        /// `a, c < 2p`, `b, d ≤ 2p`, out `< 2p`).
+        pub const MUL_ADD_MUL_LAZY: &str = $crate::field::asm::ptx_mont_sop_text!(
+            modulus: $modulus, inv: $inv, finish: lazy, n: $n, words: $w, top: $top, limbs: [$($k)*],
+            b_ops: $b_ops, r_ops: $r_ops, p_ops: $p_ops, o_ops: $o_ops, pairs: $pairs, shift: $shift,
+            shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
+        );
+        /// PTX of `a − b`, adding `2p` on a borrow (operands: a, b, out; all `< 2p`).
+        pub const SUB_LAZY: &str = $crate::field::asm::ptx_sub_text!($n, [$($k)*], $b_ops, $r_ops, $two_p);
+        /// PTX of `2p − a` (operands: a `< 2p`, out in `(0, 2p]`): the negation an operand `d ≤ 2p` of
+        /// [`MUL_ADD_MUL_LAZY`] may take, without `NEG`'s zero test.
+        pub const NEG_LAZY: &str = $crate::field::asm::ptx_lazy!(@neg [$($k)*], $b_ops, $two_p);
+        /// PTX of the conditional subtraction of p (operands: a `< 2p`, out `< p`).
+        pub const CANONICAL: &str = $crate::field::asm::ptx_lazy!(@canonical $n, [$($k)*], $b_ops, $modulus);
+
+        $crate::field::asm::ptx_pure_fn!(
+            /// `a·b / R`, `< 2p` for `a, b < 2p` (the text of [`MUL_LAZY`]).
+            mul_lazy, $n, [$($k)*], (a, b), {
+            $crate::field::asm::ptx_mont_mul_text!(
+                @with p_from: (imm $modulus), inv_from: imm, finish: lazy, inv: $inv, n: $n, words: $w, top: $top,
+                limbs: [$($k)*], b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift,
+                shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
+            )
+        });
+        $crate::field::asm::ptx_pure_fn!(
+            /// `a² / R`, `< 2p` for `a < 2p` (the text of [`SQR_LAZY`]).
+            square_lazy, $n, [$($k)*], (a), {
+            $crate::field::asm::ptx_mont_sqr_text!(
+                modulus: $modulus, inv_from: imm, inv: $inv, finish: lazy, n: $n, words: $w, top: $top,
+                limbs: [$($k)*], r_ops: $b_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
+                succ: $succ, words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
+                rounds: $rounds, last: $last
+            )
+        });
+        $crate::field::asm::ptx_pure_fn!(
+            /// `(a·b + c·d) / R`, `< 2p` (the text of [`MUL_ADD_MUL_LAZY`]).
+            mul_add_mul_lazy, $n, [$($k)*], (a, b, c, d), {
+            $crate::field::asm::ptx_mont_sop_text!(
+                modulus: $modulus, inv: $inv, finish: lazy, n: $n, words: $w, top: $top, limbs: [$($k)*],
+                b_ops: $b_ops, r_ops: $r_ops, p_ops: $p_ops, o_ops: $o_ops, pairs: $pairs, shift: $shift,
+                shift_last: $shift_last, succ: $succ, rounds: $rounds, last: $last
+            )
+        });
+        $crate::field::asm::ptx_pure_fn!(
+            /// `a − b` in `[0, 2p)` (the text of [`SUB_LAZY`]).
+            sub_lazy, $n, [$($k)*], (a, b), {
+            $crate::field::asm::ptx_sub_text!($n, [$($k)*], $b_ops, $r_ops, $two_p)
+        });
+        $crate::field::asm::ptx_pure_fn!(
+            /// `2p − a` in `(0, 2p]` (the text of [`NEG_LAZY`]).
+            neg_lazy, $n, [$($k)*], (a), {
+            $crate::field::asm::ptx_lazy!(@neg [$($k)*], $b_ops, $two_p)
+        });
+        $crate::field::asm::ptx_pure_fn!(
+            /// `a mod p` for `a < 2p` (the text of [`CANONICAL`]).
+            canonical, $n, [$($k)*], (a), {
+            $crate::field::asm::ptx_lazy!(@canonical $n, [$($k)*], $b_ops, $modulus)
+        });
+
+        $crate::field::asm::ptx_emulated_fn!(
+            /// Host: interpret [`MUL_LAZY`].
+            mul_lazy_emulated, MUL_LAZY, $n, (a, b));
+        $crate::field::asm::ptx_emulated_fn!(
+            /// Host: interpret [`SQR_LAZY`].
+            square_lazy_emulated, SQR_LAZY, $n, (a));
+        $crate::field::asm::ptx_emulated_fn!(
+            /// Host: interpret [`MUL_ADD_MUL_LAZY`].
+            mul_add_mul_lazy_emulated, MUL_ADD_MUL_LAZY, $n, (a, b, c, d));
+        $crate::field::asm::ptx_emulated_fn!(
+            /// Host: interpret [`SUB_LAZY`].
+            sub_lazy_emulated, SUB_LAZY, $n, (a, b));
+        $crate::field::asm::ptx_emulated_fn!(
+            /// Host: interpret [`NEG_LAZY`].
+            neg_lazy_emulated, NEG_LAZY, $n, (a));
+        $crate::field::asm::ptx_emulated_fn!(
+            /// Host: interpret [`CANONICAL`].
+            canonical_emulated, CANONICAL, $n, (a));
+    };
+
+    // `2p − a` (operands: a 0..N, out N..2N).
+    (@neg [$k0:literal $($k:literal)*], [$r0:literal $($ro:literal)*], [$t0:literal $($t:literal)*]) => {
+        concat!(
+            "sub.cc.u32 {", $r0, "}, ", $t0, ", {", $k0, "};\n",
+            $( "subc.cc.u32 {", $ro, "}, ", $t, ", {", $k, "};\n", )*
+        )
+    };
+    // `a − p` if that does not borrow, else `a` (operands: a 0..N, out N..2N).
+    (@canonical $n:literal, [$($k:literal)*], $r_ops:tt, $modulus:tt) => {
+        concat!(
+            "{{\n.reg .u32 %x<", $n, ">, %d<", $n, ">, %p<", $n, ">, %m;\n.reg .pred %q;\n",
+            $( "mov.u32 %x", $k, ", {", $k, "};\n", )*
+            $crate::field::asm::ptx_load_modulus!([$($k)*], (imm $modulus)),
+            $crate::field::asm::ptx_canonical!(d, x, [$($k)*], $r_ops),
+            "}}\n",
+        )
+    };
+}
+
+/// nvptx64: `pub fn name(a, ..) -> [u32; N]` running one PTX text (the `{ .. }` tokens: a string macro) on
+/// register operands, inputs in argument order, then the output. The text must be pure register arithmetic.
+macro_rules! ptx_pure_fn {
+    (@fn $(#[$m:meta])* $name:ident, $n:literal, ($($arg:ident),+), ($($ins:tt)*), [$($k:literal)*], { $($text:tt)* }) => {
+        $(#[$m])*
+        #[cfg(target_arch = "nvptx64")]
+        #[inline(always)]
+        pub fn $name($($arg: &[u32; $n]),+) -> [u32; $n] {
+            let mut r = [0u32; $n];
+            // SAFETY: pure register arithmetic: no memory access, no stack, all registers declared in the block.
+            unsafe {
+                core::arch::asm!($($text)*, $($ins)* $( out(reg32) r[$k], )* options(pure, nomem, nostack));
+            }
+            r
+        }
+    };
+    ($(#[$m:meta])* $name:ident, $n:literal, [$($k:literal)*], ($a:ident), $text:tt) => {
+        $crate::field::asm::ptx_pure_fn!(@fn $(#[$m])* $name, $n, ($a), ($( in(reg32) $a[$k], )*), [$($k)*], $text);
+    };
+    ($(#[$m:meta])* $name:ident, $n:literal, [$($k:literal)*], ($a:ident, $b:ident), $text:tt) => {
+        $crate::field::asm::ptx_pure_fn!(@fn $(#[$m])* $name, $n, ($a, $b),
+            ($( in(reg32) $a[$k], )* $( in(reg32) $b[$k], )*), [$($k)*], $text);
+    };
+    ($(#[$m:meta])* $name:ident, $n:literal, [$($k:literal)*], ($a:ident, $b:ident, $c:ident, $d:ident), $text:tt) => {
+        $crate::field::asm::ptx_pure_fn!(@fn $(#[$m])* $name, $n, ($a, $b, $c, $d),
+            ($( in(reg32) $a[$k], )* $( in(reg32) $b[$k], )* $( in(reg32) $c[$k], )* $( in(reg32) $d[$k], )*),
+            [$($k)*], $text);
+    };
+}
+
+/// Host: `pub fn name(a, ..) -> Result<[u32; N], _>` interpreting the PTX text `$text` ([`crate::field::ptx_emu`]).
+macro_rules! ptx_emulated_fn {
+    ($(#[$m:meta])* $name:ident, $text:ident, $n:literal, ($($arg:ident),+)) => {
+        $(#[$m])*
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub fn $name($($arg: &[u32; $n]),+) -> Result<[u32; $n], $crate::field::ptx_emu::PtxEmuError> {
+            static PROGRAM: $crate::field::ptx_emu::ProgramCache = $crate::field::ptx_emu::ProgramCache::new();
+            $crate::field::ptx_emu::run_cached($text, [$($arg),+], &PROGRAM)
+        }
     };
 }
 
@@ -502,7 +673,7 @@ macro_rules! ptx_mont_sqr_text {
     };
     (
         @body modulus: [$($p:literal)*], inv_from: $inv_from:ident, inv_use: $inv_use:literal, inv: $inv:literal,
-        n: $n:literal, words: $w:literal, top: $top:literal,
+        finish: $finish:ident, n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: [$($k:literal)*], r_ops: $r_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
         words2: $w2:literal, wide: [$($wi:literal)*], diag: $diag:tt, high: $high:tt, sq_rows: $sq_rows:tt,
@@ -526,7 +697,7 @@ macro_rules! ptx_mont_sqr_text {
             $( $crate::field::asm::ptx_redc_round!($e, $o, $top, $pairs, $shift, $shift_last, $inv_use), )*
             $crate::field::asm::ptx_merge!($le, $lo, $succ),
             $crate::field::asm::ptx_add_high!($lo, $high),
-            $crate::field::asm::ptx_canonical!($le, $lo, [$($k)*], $r_ops),
+            $crate::field::asm::ptx_output!($finish, $le, $lo, [$($k)*], $r_ops),
             "}}\n",
         )
     };
@@ -616,7 +787,7 @@ macro_rules! ptx_field {
     ) => {
             /// PTX of the Montgomery squaring (operands: a 0..N, out N..2N; `inv` as in [`MUL`]).
             pub const SQR: &str = $crate::field::asm::ptx_mont_sqr_text!(
-                modulus: $modulus, inv_from: $inv_from, inv: $inv, n: $n, words: $w, top: $top,
+                modulus: $modulus, inv_from: $inv_from, inv: $inv, finish: canonical, n: $n, words: $w, top: $top,
                 limbs: $limbs, r_ops: $b_ops,
                 pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
                 words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
@@ -827,7 +998,7 @@ macro_rules! ptx_field {
             unsafe {
                 core::arch::asm!(
                     $crate::field::asm::ptx_mont_sqr_text!(
-                        modulus: $modulus, inv_from: $inv_from, inv: $inv, n: $n, words: $w, top: $top,
+                        modulus: $modulus, inv_from: $inv_from, inv: $inv, finish: canonical, n: $n, words: $w, top: $top,
                         limbs: [$($k)*], r_ops: $b_ops,
                         pairs: $pairs, shift: $shift, shift_last: $shift_last, succ: $succ,
                         words2: $w2, wide: $wide, diag: $diag, high: $high, sq_rows: $sq_rows,
@@ -895,6 +1066,6 @@ macro_rules! ptx_field {
 
 pub(crate) use {
     limb_tables_8, limb_tables_12, ptx_mad_chain, ptx_first_round, ptx_reduce, ptx_fold, ptx_shift_chain, ptx_round,
-    ptx_redc_round, ptx_merge, ptx_canonical, ptx_final, ptx_sq_chain, ptx_sq_rows, ptx_sq_combine, ptx_add_high,
-    ptx_mont_sqr_text, ptx_mont_mul_text, ptx_sop_round, ptx_mont_sop_text, ptx_sop, ptx_load_modulus, ptx_load_inv, ptx_finish, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
+    ptx_redc_round, ptx_merge, ptx_canonical, ptx_output, ptx_sq_chain, ptx_sq_rows, ptx_sq_combine, ptx_add_high,
+    ptx_mont_sqr_text, ptx_mont_mul_text, ptx_sop_round, ptx_mont_sop_text, ptx_sop, ptx_lazy, ptx_pure_fn, ptx_emulated_fn, ptx_load_modulus, ptx_load_inv, ptx_finish, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
 };

@@ -10,6 +10,9 @@ super::prime::prime_field! {
     inv_from: imm,
     // a·b − c·d with one reduction: p < 2^381 leaves room for the sum in the 13-word accumulators.
     sum_of_products: true,
+    // Lazily reduced values in [0, 2p) for the MSM's and batch addition's mixed additions: 8p < R = 2^384.
+    lazy: (two_p: [0xffff5556 0x73fdffff 0x62a7ffff 0x3d57fffd 0xed61ec48 0xce61a541
+                   0xe70a257e 0xc8ee9709 0x869759ae 0x96374f6c 0x72ffcd34 0x340223d4]),
     r: [0x0002fffd 0x76090000 0xc40c0002 0xebf4000b 0x53c758ba 0x5f489857
         0x70525745 0x77ce5853 0xa256ec6d 0x5c071a97 0xfa80e493 0x15f65ec3],
     r2: [0x1c341746 0xf4df1f34 0x09d104f1 0x0a76e6a6 0x4c95b6d5 0x8de5476c

@@ -11,6 +11,8 @@ super::prime::prime_field! {
     inv_from: constbank,
     // No one-reduction a·b − c·d: 3r·2^32 would overflow the 9-word accumulators (see `ptx_mont_sop_text`).
     sum_of_products: false,
+    // No lazy reduction either: 4r > 2^256, a product of two values < 2r would not stay below 2r.
+    lazy: none,
     r: [0xfffffffe 0x00000001 0x00034802 0x5884b7fa 0xecbc4ff5 0x998c4fef 0xacc5056f 0x1824b159],
     r2: [0xf3f29c6d 0xc999e990 0x87925c23 0x2b6cedcb 0x7254398f 0x05d31496 0x9f59ff11 0x0748d9d9]
 }

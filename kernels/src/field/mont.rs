@@ -1,7 +1,8 @@
 //! Portable Montgomery arithmetic on `N` little-endian 32-bit limbs, written once for Fr (N = 8) and Fq (N = 12).
 //!
 //! Preconditions shared by every function: the modulus `p` is odd and `2p < 2^(32N)` (true for both BLS12-381
-//! fields, whose top bits are clear), inputs are `< p`, and `n0 = -p^-1 mod 2^32`. Outputs are `< p`.
+//! fields, whose top bits are clear), inputs are `< p`, and `n0 = -p^-1 mod 2^32`. Outputs are `< p`. The
+//! exceptions are the lazy forms (`mul_lazy`; `sub` with `2p` as its modulus), which take and give `< 2p`.
 //! Selections are branch-free masks so that GPU threads in a warp do not diverge.
 
 /// `a + b + carry`, returning (low word, carry out).
@@ -37,7 +38,7 @@ fn select<const N: usize>(mask: u32, x: &[u32; N], y: &[u32; N]) -> [u32; N] {
 
 /// `t - p` if `t >= p`, else `t`, for `t < 2p`.
 #[inline(always)]
-fn reduce_once<const N: usize>(t: &[u32; N], p: &[u32; N]) -> [u32; N] {
+pub fn reduce_once<const N: usize>(t: &[u32; N], p: &[u32; N]) -> [u32; N] {
     let mut d = [0u32; N];
     let mut borrow = 0;
     for k in 0..N {
@@ -96,7 +97,14 @@ pub fn neg<const N: usize>(a: &[u32; N], p: &[u32; N]) -> [u32; N] {
 /// Montgomery product `a * b * 2^(-32N) mod p` by coarsely integrated operand scanning (CIOS).
 #[inline(always)]
 pub fn mul<const N: usize>(a: &[u32; N], b: &[u32; N], p: &[u32; N], n0: u32) -> [u32; N] {
-    // Running value t + t_n * 2^(32N) (< 2p after each round).
+    reduce_once(&mul_lazy(a, b, p, n0), p)
+}
+
+/// [`mul`] without the final subtraction: `< 2p` for `a, b < 2p` when `4p < 2^(32N)` (Fq; see
+/// `field::asm::ptx_lazy`), and for `a < p`, `b < 2p` in any field.
+#[inline(always)]
+pub fn mul_lazy<const N: usize>(a: &[u32; N], b: &[u32; N], p: &[u32; N], n0: u32) -> [u32; N] {
+    // Running value t + t_n * 2^(32N) (< a + p after each round).
     let mut t = [0u32; N];
     let mut t_n = 0u32;
     for i in 0..N {
@@ -118,7 +126,7 @@ pub fn mul<const N: usize>(a: &[u32; N], b: &[u32; N], p: &[u32; N], n0: u32) ->
     }
     // t_n is 0 here because the result is < 2p < 2^(32N).
     let _ = t_n;
-    reduce_once(&t, p)
+    t
 }
 
 #[inline(always)]
@@ -128,6 +136,30 @@ pub fn is_zero<const N: usize>(a: &[u32; N]) -> bool {
         any |= a[k];
     }
     any == 0
+}
+
+/// `a == b`, limb by limb, without branches (and usable in constants).
+#[inline(always)]
+pub const fn equal<const N: usize>(a: &[u32; N], b: &[u32; N]) -> bool {
+    let mut diff = 0;
+    let mut k = 0;
+    while k < N {
+        diff |= a[k] ^ b[k];
+        k += 1;
+    }
+    diff == 0
+}
+
+/// `2a` for a compile-time constant with its top bit clear (the lazy bound `2p`).
+pub const fn double_const<const N: usize>(a: [u32; N]) -> [u32; N] {
+    let mut out = a;
+    let mut carry = 0;
+    let mut k = 0;
+    while k < N {
+        (out[k], carry) = adc(a[k], a[k], carry);
+        k += 1;
+    }
+    out
 }
 
 /// `a - small` for a compile-time constant (used for the Fermat exponent p - 2).

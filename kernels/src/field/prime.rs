@@ -9,19 +9,22 @@
 /// constant-bank word ptxas cannot see through; see `ptx_load_inv` in [`crate::field::asm`]).
 /// `sum_of_products: true` gives the field a one-reduction [`crate::field::Field::mul_sub_mul`] on the GPU
 /// (`ptx::mul_add_mul`; needs `inv_from: imm` and a modulus below `R/2` with room in the accumulators, see
-/// `ptx_mont_sop_text`).
+/// `ptx_mont_sop_text`). `lazy: (two_p: [2p as literals])` gives it lazily reduced operations (values in
+/// `[0, 2p)`, the `*_lazy` methods of [`crate::field::Field`]; needs the sum of products and `8p < R`, see
+/// `ptx_lazy`); `lazy: none` keeps the canonical defaults.
 macro_rules! prime_field {
     (
         $(#[$meta:meta])*
         $name:ident, limbs: $n:literal, tables: $tables:ident,
         modulus: [$($p:literal)*], inv: $inv:literal, inv_from: $inv_from:ident, sum_of_products: $sop:ident,
-        r: [$($r:literal)*], r2: [$($r2:literal)*]
+        lazy: $lazy:tt, r: [$($r:literal)*], r2: [$($r2:literal)*]
     ) => {
         /// The PTX carry chains of this field, generated from its modulus (see [`crate::field::asm`]).
         pub mod ptx {
             use $crate::field::asm::ptx_field;
             $crate::field::asm::$tables!(ptx_field! { modulus: [$($p)*], inv: $inv, inv_from: $inv_from, });
             $crate::field::prime::prime_field!(@sop_text $sop, $tables, [$($p)*], $inv);
+            $crate::field::prime::prime_field!(@lazy_text $lazy, $tables, [$($p)*], $inv);
         }
 
         $(#[$meta])*
@@ -220,6 +223,7 @@ macro_rules! prime_field {
                 $crate::field::mont::is_zero(&self.0)
             }
             $crate::field::prime::prime_field!(@sop_method $sop);
+            $crate::field::prime::prime_field!(@lazy_methods $lazy);
         }
     };
 
@@ -239,5 +243,62 @@ macro_rules! prime_field {
         }
     };
     (@sop_method false) => {};
+    (@lazy_text (two_p: [$($t:literal)*]), $tables:ident, [$($p:literal)*], $inv:literal) => {
+        use $crate::field::asm::ptx_lazy;
+        $crate::field::asm::$tables!(ptx_lazy! { modulus: [$($p)*], two_p: [$($t)*], inv: $inv, });
+        /// `2p`, the bound of the lazy values (the literals the texts subtract and add).
+        pub const TWO_P: [u32; { let limbs: &[u32] = &[$($t),*]; limbs.len() }] = [$($t),*];
+        const _: () = assert!(
+            $crate::field::mont::equal(&$crate::field::mont::double_const([$($p),*]), &TWO_P),
+            "the `two_p` literals must be twice the modulus"
+        );
+    };
+    (@lazy_text none, $($rest:tt)*) => {};
+    (@lazy_methods (two_p: $t:tt)) => {
+        /// On nvptx64 the product without its final subtraction (`ptx::mul_lazy`).
+        #[inline(always)]
+        fn mul_lazy(&self, rhs: &Self) -> Self {
+            #[cfg(target_arch = "nvptx64")]
+            return Self(ptx::mul_lazy(&self.0, &rhs.0));
+            #[cfg(not(target_arch = "nvptx64"))]
+            return Self($crate::field::mont::mul_lazy(&self.0, &rhs.0, &Self::MODULUS, Self::INV));
+        }
+        #[inline(always)]
+        fn square_lazy(&self) -> Self {
+            #[cfg(target_arch = "nvptx64")]
+            return Self(ptx::square_lazy(&self.0));
+            #[cfg(not(target_arch = "nvptx64"))]
+            return self.mul_lazy(self);
+        }
+        /// `a − b`, adding `2p` on a borrow.
+        #[inline(always)]
+        fn sub_lazy(&self, rhs: &Self) -> Self {
+            #[cfg(target_arch = "nvptx64")]
+            return Self(ptx::sub_lazy(&self.0, &rhs.0));
+            #[cfg(not(target_arch = "nvptx64"))]
+            return Self($crate::field::mont::sub(&self.0, &rhs.0, &ptx::TWO_P));
+        }
+        /// On nvptx64 one reduction for both products, `d` negated as `2p − d`.
+        #[inline(always)]
+        fn mul_sub_mul_lazy(&self, b: &Self, c: &Self, d: &Self) -> Self {
+            #[cfg(target_arch = "nvptx64")]
+            return Self(ptx::mul_add_mul_lazy(&self.0, &b.0, &c.0, &ptx::neg_lazy(&d.0)));
+            #[cfg(not(target_arch = "nvptx64"))]
+            return self.mul_lazy(b).sub_lazy(&c.mul_lazy(d));
+        }
+        /// 0 and p are the two lazy zeros.
+        #[inline(always)]
+        fn is_zero_lazy(&self) -> bool {
+            $crate::field::mont::is_zero(&self.0) | $crate::field::mont::equal(&self.0, &Self::MODULUS)
+        }
+        #[inline(always)]
+        fn canonical(&self) -> Self {
+            #[cfg(target_arch = "nvptx64")]
+            return Self(ptx::canonical(&self.0));
+            #[cfg(not(target_arch = "nvptx64"))]
+            return Self($crate::field::mont::reduce_once(&self.0, &Self::MODULUS));
+        }
+    };
+    (@lazy_methods none) => {};
 }
 pub(crate) use prime_field;
