@@ -128,10 +128,11 @@ impl<F: Field> Xyzz<F> {
     }
 
     /// `P + Q` with `Q` affine (mixed addition), madd-2008-s, on lazily reduced coordinates: `P`'s may be any
-    /// representatives in `[0, 2p)` ([`Field`]'s `*_lazy`), `Q`'s canonical, the result's lazy. A running sum
-    /// (a bucket) stays lazy from one addition to the next and is made canonical once ([`Xyzz::canonical`]):
-    /// over Fq that drops the final subtraction of all nine products (the sum of two is one)
-    /// (kernels/NOTES.md, MSM, "lazy reduction"). Cost: 8M + 2S (over Fq, `Y3`'s two products share one reduction).
+    /// representatives in `[0, 2p)` ([`Field`]'s `*_lazy`), `Q`'s canonical, the result's lazy. Over Fq that
+    /// drops the final subtraction of all nine products (the sum of two is one). A running sum may stay lazy
+    /// across additions and be made canonical once ([`Xyzz::canonical`]; batch addition's lanes, 4% faster), or
+    /// be made canonical after each (the MSM's buckets, where that measured faster; kernels/NOTES.md, MSM, "lazy
+    /// reduction"). Cost: 8M + 2S (over Fq, `Y3`'s two products share one reduction).
     ///
     /// `U2 = x2·ZZ1, S2 = y2·ZZZ1, P = U2 − X1, R = S2 − Y1, PP = P², PPP = P·PP, Q = X1·PP,
     /// X3 = R² − PPP − 2Q, Y3 = R(Q − X3) − Y1·PPP, ZZ3 = ZZ1·PP, ZZZ3 = ZZZ1·PPP`.
