@@ -245,6 +245,7 @@ fn fq_lazy_operations_stay_below_2p_and_congruent() {
     let (a, _) = test_inputs::<Fq>(&mut rng, 40);
     let mut operands: Vec<Limbs> =
         vec![small(0), small(1), sub_limbs(p, small(1)), p, sub_limbs(two_p, small(1))];
+    // test_inputs puts the edge-case cross product first: the last 40 are the seeded random values.
     for x in a.iter().skip(a.len() - 40) {
         let x = Fq::from_ref(x).limbs();
         operands.extend([x, add_limbs(&x, &p).0]);
