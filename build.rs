@@ -24,6 +24,11 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The per-kernel register caps (`MAX_REGISTERS`), shared with the kernels crate's docs.
+mod launch_bounds {
+    include!("kernels/src/launch_bounds.rs");
+}
+
 /// Must match `rust-toolchain.toml`.
 const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// (file stem, -C target-cpu). The host picks the module by the device's compute capability.
@@ -161,8 +166,28 @@ fn build_all(kernels: &Path, out_dir: &Path) -> Result<(), String> {
             continue;
         }
         let asm = target_dir.join("nvptx64-nvidia-cuda/ptx/deps/zkgpu_kernels.s");
-        std::fs::copy(&asm, out_dir.join(format!("{module}_{arch}.ptx")))
-            .map_err(|e| format!("{}: {e}", asm.display()))?;
+        let mut text = std::fs::read_to_string(&asm).map_err(|e| format!("{}: {e}", asm.display()))?;
+        if module == "zkgpu" {
+            text = apply_register_caps(&text).map_err(|e| format!("{module} for {arch}: {e}"))?;
+        }
+        std::fs::write(out_dir.join(format!("{module}_{arch}.ptx")), text).map_err(|e| format!("writing OUT_DIR: {e}"))?;
     }
     if failed.is_empty() { Ok(()) } else { Err(format!("kernel build failed: {}", failed.join(", "))) }
+}
+
+/// Writes `.maxnreg N` after the parameter list of each kernel in `launch_bounds::MAX_REGISTERS` (rustc has
+/// no `__launch_bounds__`). A listed kernel must appear exactly once, so a rename cannot drop its cap silently.
+fn apply_register_caps(ptx: &str) -> Result<String, String> {
+    let mut text = ptx.to_string();
+    for &(kernel, registers) in launch_bounds::MAX_REGISTERS {
+        let head = format!(".visible .entry {kernel}(");
+        let start = match (text.find(&head), text.rfind(&head)) {
+            (Some(first), Some(last)) if first == last => first,
+            (None, _) => return Err(format!("register cap for {kernel}: no such kernel in the PTX")),
+            _ => return Err(format!("register cap for {kernel}: the kernel appears more than once")),
+        };
+        let body = text[start..].find("\n{").ok_or_else(|| format!("register cap for {kernel}: no body"))? + start;
+        text.insert_str(body + 1, &format!(".maxnreg {registers}\n"));
+    }
+    Ok(text)
 }

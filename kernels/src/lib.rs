@@ -48,6 +48,7 @@ pub mod batch_add;
 pub mod curve;
 pub mod device;
 pub mod field;
+pub mod launch_bounds;
 pub mod msm;
 pub mod msm_sort;
 pub mod ntt;

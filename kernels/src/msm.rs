@@ -282,9 +282,10 @@ pub fn entry_point<F: Field>(e: u32, base: impl FnOnce(u32) -> Affine<F>) -> Aff
 
 /// One accumulate thread: segment `[start, end)` (`end <= offsets[buckets]`) of a window's sorted entries.
 /// For every run of one bucket inside the segment, stores its XYZZ sum with `store(b + segment, sum)`.
-/// `point(pos)` is the point of sorted entry `pos` ([`entry_point`]).
+/// `point(pos)` is the point of sorted entry `pos` ([`entry_point`]). `OUT`: the addition's products out of
+/// line ([`Xyzz::add_affine_with`]; chosen per curve by the kernels).
 #[inline(always)]
-pub fn accumulate_segment<F: Field>(
+pub fn accumulate_segment<const OUT: bool, F: Field>(
     segment: u32,
     (start, end): (u32, u32),
     buckets: u32,
@@ -303,7 +304,7 @@ pub fn accumulate_segment<F: Field>(
         // Lazily reduced inside each addition, canonical between them: a bucket kept lazy from one addition
         // to the next (as batch addition's lanes are) measured 2.3% slower here (kernels/NOTES.md, MSM,
         // "lazy reduction").
-        acc = acc.add_affine(&point(pos));
+        acc = acc.add_affine_with::<OUT>(&point(pos));
         pos += 1;
         if pos == run_end {
             store(b + segment, acc);
@@ -776,7 +777,7 @@ pub mod model {
                         let rounds = plan.affine_rounds;
                         accumulate_segment_affine(t, range, buckets_per, offset, point, point_x, rounds, &mut scratch, store);
                     } else {
-                        accumulate_segment(t, range, buckets_per, offset, point, store);
+                        accumulate_segment::<false, F>(t, range, buckets_per, offset, point, store);
                     }
                 }
                 let mut partials = partials.into_inner();

@@ -124,7 +124,14 @@ impl<F: Field> Xyzz<F> {
     /// `P + Q` with `Q` affine (mixed addition), madd-2008-s: [`Xyzz::add_affine_lazy`] made canonical.
     #[inline(always)]
     pub fn add_affine(&self, q: &Affine<F>) -> Self {
-        self.add_affine_lazy(q).canonical()
+        self.add_affine_with::<false>(q)
+    }
+
+    /// [`Xyzz::add_affine`] with its products out of line when `OUT` ([`crate::field::outlined`]: the MSM's
+    /// accumulate loop, whose inlined body outgrew the instruction cache).
+    #[inline(always)]
+    pub fn add_affine_with<const OUT: bool>(&self, q: &Affine<F>) -> Self {
+        self.add_affine_lazy_with::<OUT>(q).canonical()
     }
 
     /// `P + Q` with `Q` affine (mixed addition), madd-2008-s, on lazily reduced coordinates: `P`'s may be any
@@ -146,27 +153,34 @@ impl<F: Field> Xyzz<F> {
     /// register pressure, not multiplications, limits the G2 kernels.
     #[inline(always)]
     pub fn add_affine_lazy(&self, q: &Affine<F>) -> Self {
+        self.add_affine_lazy_with::<false>(q)
+    }
+
+    /// [`Xyzz::add_affine_lazy`] with its products out of line when `OUT` (see [`Xyzz::add_affine_with`]).
+    #[inline(always)]
+    pub fn add_affine_lazy_with<const OUT: bool>(&self, q: &Affine<F>) -> Self {
+        use crate::field::outlined::{mul_lazy_if as mul, mul_sub_mul_lazy_if as mul_sub_mul, square_lazy_if as square};
         if q.is_identity() {
             return *self;
         }
         if self.is_identity() {
             return Self::from_affine(q);
         }
-        let u2 = q.x.mul_lazy(&self.zz);
-        let s2 = q.y.mul_lazy(&self.zzz);
+        let u2 = mul::<OUT, F>(&q.x, &self.zz);
+        let s2 = mul::<OUT, F>(&q.y, &self.zzz);
         let p = u2.sub_lazy(&self.x);
         let r = s2.sub_lazy(&self.y);
         if p.is_zero_lazy() {
             return if r.is_zero_lazy() { self.canonical().double() } else { Self::IDENTITY };
         }
-        let pp = p.square_lazy();
-        let ppp = p.mul_lazy(&pp);
-        let zz3 = self.zz.mul_lazy(&pp);
-        let zzz3 = self.zzz.mul_lazy(&ppp);
-        let q1 = self.x.mul_lazy(&pp);
+        let pp = square::<OUT, F>(&p);
+        let ppp = mul::<OUT, F>(&p, &pp);
+        let zz3 = mul::<OUT, F>(&self.zz, &pp);
+        let zzz3 = mul::<OUT, F>(&self.zzz, &ppp);
+        let q1 = mul::<OUT, F>(&self.x, &pp);
         // 2Q as two subtractions: a lazy sum Q + Q could reach 4p.
-        let x3 = r.square_lazy().sub_lazy(&ppp).sub_lazy(&q1).sub_lazy(&q1);
-        let y3 = r.mul_sub_mul_lazy(&q1.sub_lazy(&x3), &self.y, &ppp);
+        let x3 = square::<OUT, F>(&r).sub_lazy(&ppp).sub_lazy(&q1).sub_lazy(&q1);
+        let y3 = mul_sub_mul::<OUT, F>(&r, &q1.sub_lazy(&x3), &self.y, &ppp);
         Self { x: x3, y: y3, zz: zz3, zzz: zzz3 }
     }
 

@@ -305,7 +305,7 @@ fn segment_range(t: u32, seg: u32, total: u32) -> (u32, u32) {
 /// # Safety
 /// See the kernels' docs.
 #[inline(always)]
-unsafe fn accumulate<F: Field>(
+unsafe fn accumulate<const OUT: bool, F: Field>(
     bases: *const Affine<F>,
     sorted: *const u32,
     per_window: u32,
@@ -326,7 +326,7 @@ unsafe fn accumulate<F: Field>(
     let range = segment_range(t, seg, total);
     let sorted = sorted.wrapping_add(v * per_window as usize);
     let partials = partials.wrapping_add(v * slots as usize);
-    accumulate_segment(
+    accumulate_segment::<OUT, F>(
         t,
         range,
         buckets,
@@ -625,7 +625,7 @@ unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, s
 }
 
 macro_rules! msm_curve_kernels {
-    ($field:ty, $out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $fixup_spanning:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+    ($field:ty, $out:literal, $products_out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $fixup_spanning:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
         /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
         /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
         /// `partials[v · slots + b + t]`.
@@ -647,7 +647,7 @@ macro_rules! msm_curve_kernels {
             partials: *mut Xyzz<$field>,
         ) {
             // SAFETY: forwarded.
-            unsafe { accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials) }
+            unsafe { accumulate::<$products_out, $field>(bases, sorted, per_window, offsets, buckets, seg, slots, partials) }
         }
 
         /// The affine variant of the accumulate kernel (`crate::msm::accumulate_segment_affine`): one thread
@@ -792,8 +792,11 @@ macro_rules! msm_curve_kernels {
     };
 }
 
-msm_curve_kernels!(Fq, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_fixup_spanning, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+// The second flag: the accumulate's mixed additions call their products out of line (crate::field::outlined).
+// For G1 that is 8% faster (the inlined loop stalled on instruction fetch; kernels/NOTES.md, MSM, "Out-of-line
+// products"; its register cap is in crate::launch_bounds).
+msm_curve_kernels!(Fq, true, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_fixup_spanning, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
 // G1's cold kernels call the out-of-line point operations (a small module; inlining the fixup's and reduce's
 // additions was measured: within 2%, +2.2 MB of PTX, kernels/NOTES.md "MSM"); G2's inline them: out of line
 // they are 5-14% slower on the H200 for 9 MB less PTX per arch (kernels/NOTES.md, "MSM", open problem 4).
-msm_curve_kernels!(Fq2, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_fixup_spanning, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);
+msm_curve_kernels!(Fq2, false, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_fixup_spanning, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

@@ -15,6 +15,7 @@
 pub mod asm;
 pub mod inverse;
 pub mod mont;
+pub mod outlined;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod ptx_emu;
 
