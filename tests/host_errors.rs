@@ -102,6 +102,24 @@ fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
     }
 }
 
+/// Each register cap of `zkgpu_kernels::launch_bounds` is in both embedded modules, right after its kernel's
+/// parameter list, and only there (build.rs writes them; rustc has no launch bounds).
+#[test]
+fn embedded_ptx_carries_the_register_caps() {
+    assert!(!zkgpu_kernels::launch_bounds::MAX_REGISTERS.is_empty());
+    for ptx in [zkgpu::PTX_SM90.text().unwrap(), zkgpu::PTX_SM80.text().unwrap()] {
+        for &(kernel, registers) in zkgpu_kernels::launch_bounds::MAX_REGISTERS {
+            let head = format!(".visible .entry {kernel}(");
+            let start = ptx.find(&head).unwrap_or_else(|| panic!("{kernel} missing from the embedded PTX"));
+            let body = start + ptx[start..].find("\n{").expect("a kernel body");
+            let params_end = ptx[..body].rfind(')').expect("a parameter list");
+            assert_eq!(ptx[params_end + 1..body].trim(), format!(".maxnreg {registers}"), "{kernel}'s cap");
+        }
+        let caps = ptx.lines().filter(|l| l.starts_with(".maxnreg")).count();
+        assert_eq!(caps, zkgpu_kernels::launch_bounds::MAX_REGISTERS.len(), "a .maxnreg nobody listed");
+    }
+}
+
 #[test]
 fn launch_config_1d_covers_every_element() {
     for (n, block, grid) in [(1, 256, 1), (255, 256, 1), (256, 256, 1), (257, 256, 2), (1 << 20, 256, 4096), (1000, 1, 1000)] {

@@ -5,8 +5,8 @@
 //! addition with its nine products inlined is ~4000 (65 KB), and the MSM's accumulate loop stalled on
 //! instruction fetch (ncu `no_instruction`, 13% of its stall cycles). Called instead, each product is one
 //! `.func` the loop shares: the loop shrinks to the additions, subtractions and calls. The functions use the C
-//! ABI: it passes and returns the elements in `.param` space, which ptxas keeps in registers (no stack frame,
-//! checked in the SASS), where the Rust ABI would pass these 48-byte values through memory. Where a call pays is
+//! ABI, which passes and returns the elements by value in `.param` space; ptxas keeps them in registers (no
+//! stack frame or local memory in the SASS). Where a call pays is
 //! measured per kernel (kernels/NOTES.md, MSM, "Out-of-line products"): the MSM's G1 accumulate gains 8%,
 //! batch addition's lanes lose 3.5%.
 use super::Field;
