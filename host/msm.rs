@@ -24,7 +24,7 @@
 //! ```no_run
 //! # fn main() -> zkgpu::Result<()> {
 //! use group::{Curve, Group};
-//! use zkgpu::msm::{Bases, G1, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
+//! use zkgpu::msm::{Bases, DeviceLimits, G1, Msm, MsmBases, MsmConfig, MsmPlan, Scalars};
 //! let gpu = zkgpu::Gpu::new(0)?;
 //! let g = blstrs::G1Projective::generator();
 //! let bases: Vec<blstrs::G1Affine> = (1..=4u64).map(|k| (g * blstrs::Scalar::from(k)).to_affine()).collect();
@@ -33,7 +33,9 @@
 //! let sum = zkgpu::msm::msm::<G1>(&gpu, &bases, &scalars)?;
 //! // Bases resident on the device, many MSMs with new scalars:
 //! let srs = MsmBases::<G1>::upload(&gpu, &bases)?;
-//! let mut msm = Msm::<G1>::new(&gpu, MsmPlan::new(bases.len(), &MsmConfig::default(), false)?)?;
+//! // A plan fitted to the memory the device has left beside the bases:
+//! let plan = MsmPlan::within::<G1>(bases.len(), &MsmConfig::default(), false, &DeviceLimits::of(&gpu)?)?;
+//! let mut msm = Msm::<G1>::new(&gpu, plan)?;
 //! let again = msm.run(Bases::Device(&srs), Scalars::Host(&scalars))?;
 //! assert_eq!(sum, again);
 //! # Ok(())
@@ -85,6 +87,12 @@ const INVERSION_COST: u32 = 46;
 const AFFINE_SAVING: u32 = 4;
 /// Threads the reduce stage aims for.
 const REDUCE_THREADS: usize = 1 << 16;
+/// SMs of the device the thread targets above were tuned on (H200); other devices scale them.
+const REFERENCE_SMS: u32 = 132;
+/// Device memory [`DeviceLimits::of`] leaves free.
+const MEMORY_RESERVE: usize = 256 << 20;
+/// Smallest chunk [`MsmPlan::within`] shrinks to when the default chunk's scratch does not fit.
+const MIN_FITTING_CHUNK: usize = 1 << 16;
 /// Window sizes the automatic choice considers.
 const AUTO_WINDOW_BITS: std::ops::RangeInclusive<u32> = 2..=22;
 /// Bucket work per bucket and chunk (the fixup's general addition ≈ 1.6 mixed additions) and per bucket once
@@ -185,17 +193,58 @@ pub struct MsmPlan {
 }
 
 /// The window size with the least modelled work for `n` points in `chunks` chunks with `copies` precomputed
-/// copies: mixed additions `n·W` plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`. The empty upper halves of
-/// narrow windows ([`zkgpu_kernels::msm::WindowWidths`]) count as full: the fixup initializes them and the
-/// reduce walks them, and on the H200 the choices counting only the buckets in use were slower (2^20: c = 15
+/// copies ([`window_cost`]) among those with at least `copies` windows. The empty upper halves of narrow
+/// windows ([`zkgpu_kernels::msm::WindowWidths`]) count as full: the fixup initializes them and the reduce
+/// walks them, and on the H200 the choices counting only the buckets in use were slower (2^20: c = 15
 /// 12.48 ms against c = 16 12.30; 2^22: c = 18 35.19 against 34.93) or untried bets (c = 22 at 2^27).
 pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
-    let cost = |c: u32| {
-        let w = window_count(c) as f64;
-        let q = window_count(c).div_ceil(copies.max(1)) as f64;
-        n as f64 * w + q * (1u64 << (c - 1)) as f64 * (FIXUP_COST * chunks as f64 + REDUCE_COST)
-    };
-    AUTO_WINDOW_BITS.min_by(|&a, &b| cost(a).total_cmp(&cost(b))).unwrap_or(16)
+    AUTO_WINDOW_BITS
+        .filter(|&c| window_count(c) >= copies)
+        .min_by(|&a, &b| window_cost(n, copies, chunks, a).total_cmp(&window_cost(n, copies, chunks, b)))
+        .unwrap_or(16)
+}
+
+/// The cost model, in mixed additions: `n·W` for the points plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`
+/// (the fixup's general addition per bucket and chunk, the reduce once per bucket).
+pub fn window_cost(n: usize, copies: u32, chunks: usize, c: u32) -> f64 {
+    let w = window_count(c) as f64;
+    let q = window_count(c).div_ceil(copies.max(1)) as f64;
+    n as f64 * w + q * (1u64 << (c - 1)) as f64 * (FIXUP_COST * chunks as f64 + REDUCE_COST)
+}
+
+/// What a plan's automatic choices take from the device it will run on ([`MsmPlan::within`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Device memory the plan's scratch and host-input staging may take, in bytes.
+    pub memory_bytes: usize,
+    /// The device's memory in total (reported in [`Error::OutOfMemory`]).
+    pub total_bytes: usize,
+    /// Streaming multiprocessors: the accumulate, affine-accumulate and reduce stages size their per-thread
+    /// work so that their threads fill this many (the thread targets were tuned on the H200's 132).
+    pub sm_count: u32,
+}
+
+impl DeviceLimits {
+    /// The H200 the thread targets were tuned on, with no memory bound: [`MsmPlan::new`]'s choices.
+    pub const UNBOUNDED: DeviceLimits = DeviceLimits { memory_bytes: usize::MAX, total_bytes: usize::MAX, sm_count: REFERENCE_SMS };
+
+    /// `gpu` as it is now: its SMs, and its free memory less a reserve of 256 MiB for the context and the
+    /// small allocations around a run.
+    pub fn of(gpu: &Gpu) -> Result<DeviceLimits> {
+        let (free, total) = gpu.memory_info()?;
+        Ok(DeviceLimits { memory_bytes: free.saturating_sub(MEMORY_RESERVE), total_bytes: total, sm_count: gpu.info().sm_count })
+    }
+
+    /// These limits with `bytes` less memory: inputs that will be allocated after the plan is made (device
+    /// bases, a precomputed table, device scalars).
+    pub fn less(self, bytes: usize) -> DeviceLimits {
+        DeviceLimits { memory_bytes: self.memory_bytes.saturating_sub(bytes), ..self }
+    }
+
+    /// `threads` (a target for [`REFERENCE_SMS`] SMs) scaled to this device's SMs.
+    fn threads(&self, threads: usize) -> usize {
+        (threads * self.sm_count.max(1) as usize / REFERENCE_SMS as usize).max(1)
+    }
 }
 
 /// Affine halving rounds worth running over segments of `seg` entries (runs of at least `seg` entries): round
@@ -211,9 +260,50 @@ fn pow2_clamped(x: usize, lo: usize, hi: usize) -> usize {
 }
 
 impl MsmPlan {
-    /// A plan for up to `n` points. `host_inputs`: bases or scalars come from host memory (smaller chunks, so
-    /// uploads overlap compute). `Err(MsmConfig)` for window bits outside 1..=24 or a zero chunk.
+    /// A plan for up to `n` points, made for the H200 without regard to memory ([`DeviceLimits::UNBOUNDED`];
+    /// [`MsmPlan::within`] fits a plan to a device). `host_inputs`: bases or scalars come from host memory
+    /// (smaller chunks, so uploads overlap compute). `Err(MsmConfig)` for window bits outside 1..=24, a zero
+    /// chunk, zero scatter passes or more precomputed copies than windows.
     pub fn new(n: usize, config: &MsmConfig, host_inputs: bool) -> Result<MsmPlan> {
+        Self::build(n, config, host_inputs, &DeviceLimits::UNBOUNDED)
+    }
+
+    /// A plan for up to `n` points of curve `C` whose scratch and staging ([`MsmPlan::device_bytes`]) fit
+    /// `limits`: the least modelled work ([`window_cost`]) over the window sizes (unless configured) and the
+    /// chunks from the default down to 2^16 by halves (unless configured), per-thread work scaled to the SMs.
+    /// Where the default plan fits it is the plan. `Err(OutOfMemory)` when nothing fits (`requested`: the
+    /// smallest plan's bytes); configuration errors as [`MsmPlan::new`].
+    pub fn within<C: Curve>(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
+        let first = Self::build(n, config, host_inputs, limits)?;
+        // The default chunk has the fewest chunks, so where the default plan fits it is also the model's best.
+        if first.device_bytes::<C>(host_inputs) <= limits.memory_bytes {
+            return Ok(first);
+        }
+        let copies = first.copies;
+        let chunks = std::iter::successors(Some(first.chunk), |&chunk| (chunk / 2 >= MIN_FITTING_CHUNK).then_some(chunk / 2));
+        let chunks: Vec<usize> = if config.chunk.is_some() { vec![first.chunk] } else { chunks.collect() };
+        let windows: Vec<u32> = match config.window_bits {
+            Some(c) => vec![c],
+            None => AUTO_WINDOW_BITS.filter(|&c| window_count(c) >= copies).collect(),
+        };
+        let mut best: Option<(f64, MsmPlan)> = None;
+        let mut least = usize::MAX;
+        for &chunk in &chunks {
+            for &c in &windows {
+                let plan = Self::build(n, &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config }, host_inputs, limits)?;
+                let bytes = plan.device_bytes::<C>(host_inputs);
+                least = least.min(bytes);
+                let cost = window_cost(n, copies, n.div_ceil(plan.chunk).max(1), c);
+                if bytes <= limits.memory_bytes && best.as_ref().is_none_or(|(best_cost, _)| cost < *best_cost) {
+                    best = Some((cost, plan));
+                }
+            }
+        }
+        best.map(|(_, plan)| plan).ok_or(Error::OutOfMemory { requested: least, free: limits.memory_bytes, total: limits.total_bytes })
+    }
+
+    /// [`MsmPlan::new`] with the per-thread work scaled to `limits`' SMs (memory is [`MsmPlan::within`]'s).
+    fn build(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
         let copies = config.precompute.max(1);
         let chunk = match config.chunk {
             Some(0) => return Err(Error::MsmConfig("a chunk of 0 points".into())),
@@ -243,13 +333,13 @@ impl MsmPlan {
             None => (per_window * 4).div_ceil(SCATTER_REGION_BYTES).clamp(1, MAX_SCATTER_PASSES as usize) as u32,
         }
         .min(buckets as u32);
-        let reduce_run = pow2_clamped(q as usize * buckets / REDUCE_THREADS, 2, 64) as u32;
+        let reduce_run = pow2_clamped(q as usize * buckets / limits.threads(REDUCE_THREADS), 2, 64) as u32;
         let (seg, affine_rounds, affine_windows) = match config.accumulation {
-            Accumulation::Xyzz => (pow2_clamped(entries / ACCUMULATE_THREADS, 16, 512) as u32, 0, 0),
+            Accumulation::Xyzz => (pow2_clamped(entries / limits.threads(ACCUMULATE_THREADS), 16, 512) as u32, 0, 0),
             Accumulation::Affine { rounds } => {
                 // Scratch per window ≈ 120 B (G1) per entry: group windows up to the budget.
                 let group = (AFFINE_SCRATCH_BYTES / (per_window * 120).max(1)).clamp(1, q as usize);
-                let seg = pow2_clamped(per_window * group / AFFINE_THREADS, 16, 512) as u32;
+                let seg = pow2_clamped(per_window * group / limits.threads(AFFINE_THREADS), 16, 512) as u32;
                 let rounds = rounds.unwrap_or(paying_affine_rounds(seg)).max(1);
                 (seg, rounds, group as u32)
             }
@@ -328,6 +418,13 @@ impl MsmPlan {
                 group * (3 * self.per_window() + 1 + 3 * spine + 1 + spine.div_ceil(SCAN_SPAN as usize))
             }
         }
+    }
+
+    /// Device memory an engine of this plan takes for curve `C`: the scratch, and with `host_inputs` the
+    /// staging of two chunks of bases and scalars (device-resident inputs not included).
+    pub fn device_bytes<C: Curve>(&self, host_inputs: bool) -> usize {
+        let staging = if host_inputs { 2 * self.chunk * (size_of::<C::Affine>() + size_of::<Scalar>()) } else { 0 };
+        self.scratch_bytes::<C>() + staging
     }
 
     /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
@@ -1235,18 +1332,20 @@ impl<'g, C: Curve> Msm<'g, C> {
     }
 }
 
-/// `Σ scalars[i]·bases[i]` with everything in host memory: a one-shot plan and engine (use [`Msm`] to reuse
-/// scratch across calls). `Err(LengthMismatch)` when the lengths differ.
+/// `Σ scalars[i]·bases[i]` with everything in host memory: a one-shot plan fitted to the device's free memory
+/// ([`MsmPlan::within`]) and engine (use [`Msm`] to reuse scratch across calls). `Err(LengthMismatch)` when
+/// the lengths differ, `Err(OutOfMemory)` when no plan fits.
 pub fn msm<C: Curve>(gpu: &Gpu, bases: &[C::Affine], scalars: &[Scalar]) -> Result<C::Projective> {
     if bases.len() != scalars.len() {
         return Err(Error::LengthMismatch { what: "msm bases", expected: scalars.len(), actual: bases.len() });
     }
-    let plan = MsmPlan::new(scalars.len(), &MsmConfig::default(), true)?;
+    let plan = MsmPlan::within::<C>(scalars.len(), &MsmConfig::default(), true, &DeviceLimits::of(gpu)?)?;
     Msm::<C>::new(gpu, plan)?.run(Bases::Host(bases), Scalars::Host(scalars))
 }
 
-/// `Σ scalars[i]·bases[i]` with device-resident bases and scalars (one-shot plan and engine).
+/// `Σ scalars[i]·bases[i]` with device-resident bases and scalars (one-shot plan fitted to the memory left
+/// beside them, and engine).
 pub fn msm_device<C: Curve>(gpu: &Gpu, bases: &MsmBases<C>, scalars: &DeviceBuffer<Scalar>) -> Result<C::Projective> {
-    let plan = MsmPlan::new(scalars.len(), &MsmConfig::default(), false)?;
+    let plan = MsmPlan::within::<C>(scalars.len(), &MsmConfig::default(), false, &DeviceLimits::of(gpu)?)?;
     Msm::<C>::new(gpu, plan)?.run(Bases::Device(bases), Scalars::Device(scalars))
 }

@@ -283,8 +283,11 @@ fn plan_choices_and_errors() {
     assert_eq!(p.scatter_passes, 3);
     let p = MsmPlan::new(4, &MsmConfig { window_bits: Some(2), scatter_passes: Some(5), ..Default::default() }, false).unwrap();
     assert_eq!(p.scatter_passes, 2, "at most one pass per bucket");
-    // Precomputation makes bucket work cheaper, so the chosen window does not shrink.
-    assert!(choose_window_bits(1 << 24, 16, 1) >= choose_window_bits(1 << 24, 1, 1));
+    // Precomputation makes bucket work cheaper, so the chosen window does not shrink (while there are at least
+    // as many windows as copies: 16 copies need c <= 16).
+    for copies in [2, 4, 8] {
+        assert!(choose_window_bits(1 << 24, copies, 1) >= choose_window_bits(1 << 24, 1, 1), "{copies} copies");
+    }
 }
 
 /// Affine accumulation plans: rounds as asked (at least 1) or chosen in 1..=8, window groups within the
@@ -346,5 +349,92 @@ fn radix_sort_passes_match_a_stable_sort() {
             next = hi;
         }
         assert_eq!(next, items, "{items}: the blocks cover every item");
+    }
+}
+
+/// Plans fitted to a device ([`MsmPlan::within`]): without a memory bound they are `MsmPlan::new`'s (so the
+/// H200's measured choices stand); where the default plan does not fit, the chosen one does and is the least
+/// modelled work among those that fit; a configured window or chunk is kept; nothing fitting is
+/// `OutOfMemory` with the smallest plan's bytes; fewer SMs mean more work per thread.
+#[test]
+fn plans_fit_the_device() {
+    use zkgpu::msm::{DeviceLimits, window_cost};
+    let affine = MsmConfig { accumulation: Accumulation::Affine { rounds: None }, ..Default::default() };
+    for log_n in [0, 5, 12, 16, 20, 24, 26, 27] {
+        let n = 1usize << log_n;
+        for (config, host) in [(MsmConfig::default(), false), (MsmConfig::default(), true), (affine, false)] {
+            let new = MsmPlan::new(n, &config, host).unwrap();
+            assert_eq!(MsmPlan::within::<G1>(n, &config, host, &DeviceLimits::UNBOUNDED).unwrap(), new, "2^{log_n}");
+            assert_eq!(MsmPlan::within::<G2>(n, &config, host, &DeviceLimits::UNBOUNDED).unwrap(), new, "2^{log_n}");
+        }
+    }
+    // Cards of 24 and 16 GB with the bases and scalars resident (the plan gets what they leave).
+    let card = |gb: usize, n: usize| {
+        let total = gb << 30;
+        let inputs = n * (size_of::<<G1 as Curve>::Affine>() + size_of::<Scalar>());
+        DeviceLimits { memory_bytes: total - inputs - (256 << 20), total_bytes: total, sm_count: 128 }
+    };
+    for (gb, log_n) in [(24, 27), (16, 26), (8, 25), (12, 26), (4, 24)] {
+        let n = 1usize << log_n;
+        let limits = card(gb, n);
+        let default = MsmPlan::new(n, &MsmConfig::default(), false).unwrap();
+        let fitted = MsmPlan::within::<G1>(n, &MsmConfig::default(), false, &limits).unwrap();
+        let bytes = fitted.device_bytes::<G1>(false);
+        println!("{gb} GB, 2^{log_n}: default c = {} chunk 2^{} ({:.2} GB); fitted c = {} chunk 2^{} ({:.2} GB of {:.2})",
+            default.window_bits, default.chunk.ilog2(), default.device_bytes::<G1>(false) as f64 / 1e9,
+            fitted.window_bits, fitted.chunk.ilog2(), bytes as f64 / 1e9, limits.memory_bytes as f64 / 1e9);
+        assert!(bytes <= limits.memory_bytes, "{gb} GB, 2^{log_n}: {fitted:?} takes {bytes}");
+        if default.device_bytes::<G1>(false) <= limits.memory_bytes {
+            assert_eq!(fitted.window_bits, default.window_bits, "{gb} GB, 2^{log_n}: the default fits");
+            assert_eq!(fitted.chunk, default.chunk, "{gb} GB, 2^{log_n}: the default fits");
+            continue;
+        }
+        // The least modelled work among the plans that fit: no other window at this chunk or twice it fits and
+        // costs less.
+        let cost = |p: &MsmPlan| window_cost(n, 1, n.div_ceil(p.chunk), p.window_bits);
+        for chunk in [fitted.chunk, fitted.chunk * 2] {
+            for c in 2..=22 {
+                let other = MsmPlan::new(n, &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..Default::default() }, false).unwrap();
+                if other.device_bytes::<G1>(false) <= limits.memory_bytes {
+                    assert!(cost(&other) >= cost(&fitted), "{gb} GB, 2^{log_n}: c = {c}, chunk {chunk} fits and costs less than {fitted:?}");
+                }
+            }
+        }
+    }
+    // Configured choices are kept: a configured window shrinks the chunk, a configured chunk the window.
+    let n = 1usize << 27;
+    let limits = card(24, n);
+    let c21 = MsmConfig { window_bits: Some(21), ..Default::default() };
+    let p = MsmPlan::within::<G1>(n, &c21, false, &limits).unwrap();
+    assert!(p.window_bits == 21 && p.chunk < 1 << 25 && p.device_bytes::<G1>(false) <= limits.memory_bytes, "{p:?}");
+    let chunk = MsmConfig { chunk: Some(1 << 24), ..Default::default() };
+    let default = MsmPlan::new(1 << 24, &chunk, false).unwrap();
+    let limits = DeviceLimits { memory_bytes: default.device_bytes::<G1>(false) - 1, ..DeviceLimits::UNBOUNDED };
+    let p = MsmPlan::within::<G1>(1 << 24, &chunk, false, &limits).unwrap();
+    assert!(p.chunk == 1 << 24 && p.window_bits != default.window_bits && p.device_bytes::<G1>(false) <= limits.memory_bytes, "{p:?}");
+    // Nothing fits: OutOfMemory, asking for the smallest plan's bytes.
+    let tiny = DeviceLimits { memory_bytes: 1 << 20, total_bytes: 1 << 30, sm_count: 132 };
+    for config in [MsmConfig::default(), c21, MsmConfig { window_bits: Some(22), chunk: Some(1 << 25), ..Default::default() }] {
+        match MsmPlan::within::<G1>(1 << 20, &config, true, &tiny) {
+            Err(Error::OutOfMemory { requested, free, total }) => {
+                assert!(requested > free && free == 1 << 20 && total == 1 << 30, "{config:?}: {requested} {free} {total}")
+            }
+            r => panic!("{config:?} in 1 MiB: {r:?}"),
+        }
+    }
+    let r = MsmPlan::within::<G1>(1000, &MsmConfig { window_bits: Some(0), ..Default::default() }, false, &tiny);
+    assert!(matches!(r, Err(Error::MsmConfig(_))), "configuration errors come first: {r:?}");
+    // Half the SMs: twice the entries per accumulate thread and buckets per reduce thread (within the clamps).
+    let half = DeviceLimits { sm_count: 66, ..DeviceLimits::UNBOUNDED };
+    let (full, halved) = (MsmPlan::new(1 << 20, &MsmConfig::default(), false).unwrap(), MsmPlan::within::<G1>(1 << 20, &MsmConfig::default(), false, &half).unwrap());
+    assert_eq!((halved.window_bits, halved.chunk), (full.window_bits, full.chunk));
+    assert_eq!((halved.seg, halved.reduce_run), (full.seg * 2, full.reduce_run * 2), "{full:?} against {halved:?}");
+    // Precomputed copies: only windows with at least as many windows as copies are chosen.
+    for copies in [2, 4, 8, 16] {
+        for log_n in [16, 20, 24, 27] {
+            let c = choose_window_bits(1 << log_n, copies, 1);
+            assert!(window_count(c) >= copies, "2^{log_n}, {copies} copies: c = {c}");
+            MsmPlan::new(1 << log_n, &MsmConfig { precompute: copies, ..Default::default() }, false).unwrap();
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! MSM on the GPU against blstrs (`zkgpu::msm_cpu::msm_cpu`, blstrs' `multi_exp`): the edge cases
 //! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
-//! explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
+//! plans fitted to a memory budget, explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
 //! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
 //! one scalar vector over several tables,
 //! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, the typed errors
@@ -15,7 +15,7 @@ use common::msm_cases::{edge_cases, random_scalars};
 use common::points::distinct_points;
 use common::seeded_rng;
 use rand_core::RngCore;
-use zkgpu::msm::{Accumulation, Bases, Curve, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort, msm, msm_device};
+use zkgpu::msm::{Accumulation, Bases, Curve, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort, msm, msm_device};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceSafe, Error, Gpu, PinnedMode};
 
@@ -306,6 +306,50 @@ fn g1_2_20() {
 #[ignore = "needs a CUDA GPU"]
 fn g2_2_20() {
     sizes_on::<TestG2, G2>("g2_2_20", &[1 << 20]);
+}
+
+/// Plans fitted to the device (`MsmPlan::within`): this device's limits leave the default plan (the memory is
+/// ample), and a budget of 5/6 of the default plan's bytes makes another plan (a smaller window or chunk; with
+/// device inputs and a configured chunk, another window) that runs in that budget and equals blstrs.
+fn fitted_plans_on<T, C>(name: &str, n: usize)
+where
+    T: CurveUnderTest,
+    C: Curve<Affine = T::Affine, Projective = T::Projective>,
+    T::Projective: group::Curve<AffineRepr = T::Affine>,
+{
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<T>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    let limits = DeviceLimits::of(&gpu).unwrap();
+    assert_eq!(limits.sm_count, gpu.info().sm_count);
+    let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
+    for (config, at) in [(MsmConfig::default(), (Host, Host)), (config(None, Some(n), 0), (Device, Device))] {
+        let host = at.0 == Host;
+        let default = MsmPlan::new(n, &config, host).unwrap();
+        let on_this_device = MsmPlan::within::<C>(n, &config, host, &limits).unwrap();
+        assert_eq!((on_this_device.window_bits, on_this_device.chunk), (default.window_bits, default.chunk), "{at:?}");
+        let budget = DeviceLimits { memory_bytes: default.device_bytes::<C>(host) / 6 * 5, ..limits };
+        let plan = MsmPlan::within::<C>(n, &config, host, &budget).unwrap();
+        assert_ne!((plan.window_bits, plan.chunk), (default.window_bits, default.chunk), "{at:?}: {plan:?}");
+        let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
+        let got = run_on(&gpu, &mut engine, Some(&table), &bases, &scalars, at).unwrap();
+        assert_eq!(got, expected, "{at:?}, plan {plan:?} for {} bytes", budget.memory_bytes);
+        assert!(engine.device_bytes() <= budget.memory_bytes, "{at:?}: {} bytes over {}", engine.device_bytes(), budget.memory_bytes);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g1_fitted_plans() {
+    fitted_plans_on::<TestG1, G1>("g1_fitted_plans", (1 << 20) + 5);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn g2_fitted_plans() {
+    fitted_plans_on::<TestG2, G2>("g2_fitted_plans", 1 << 18);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
-use zkgpu::msm::{Accumulation, Bases, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort};
+use zkgpu::msm::{Accumulation, Bases, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort};
 use zkgpu::msm_cpu::msm_cpu;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
@@ -196,7 +196,12 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
             (Some(gpu), _) => {
                 let (config, inputs) =
                     parse_variant(variant).ok_or_else(|| format!("{}: no GPU variant {variant:?}", self.name()))?;
-                let plan = MsmPlan::new(n, &config, inputs != "device")?;
+                // Fitted to the memory left once the bases (the precomputed table) and, with device inputs, the
+                // scalars are on the device: with host inputs the generated points stay there until the run.
+                let device_scalars = if inputs == "device" { n * size_of::<Scalar>() } else { 0 };
+                let input_bytes = n * size_of::<C::Affine>() * config.precompute.max(1) as usize + device_scalars;
+                let limits = DeviceLimits::of(gpu)?.less(input_bytes);
+                let plan = MsmPlan::within::<C>(n, &config, inputs != "device", &limits)?;
                 let points = generator.expand_on_gpu(gpu)?;
                 let mut precompute_ms = None;
                 let place = match inputs {
