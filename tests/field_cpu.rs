@@ -194,10 +194,10 @@ macro_rules! mul_variant_tests {
 }
 
 /// The default multiplication and squaring take -p^-1 from the constant bank for Fr (inv = 2^32 - 1, which
-/// ptxas would otherwise specialise, see kernels/NOTES.md "Fr tuning") and as an immediate for Fq; so the
-/// `PtxEmulated` tests above run Fr's constant-bank text.
+/// ptxas would otherwise specialise, see kernels/NOTES.md "Fr tuning") and as an immediate for Fq, and Fr's
+/// add m·r_0 as m (r_0 = 1); so the `PtxEmulated` tests above run Fr's constant-bank, r_0 = 1 text.
 #[test]
-fn default_texts_take_inv_from_the_chosen_source() {
+fn default_texts_take_inv_and_r0_as_chosen() {
     use zkgpu_kernels::field::{fq, fr};
     // The lines computing m = E[0] * inv: one per round, each with the expected last operand.
     let m_factors = |text: &str| -> Vec<String> {
@@ -210,6 +210,15 @@ fn default_texts_take_inv_from_the_chosen_source() {
     for (name, text) in [("Fr MUL", fr::ptx::MUL), ("Fr SQR", fr::ptx::SQR)] {
         assert_eq!(text.matches(fr_load.as_str()).count(), 1, "{name} must load inv once from the constant bank");
         assert_eq!(m_factors(text), vec!["%inv;".to_string(); Fr::LIMBS], "{name}");
+    }
+    // r_0 = 1: Fr's reductions add m·r_0 = m (one `add.cc` per round), Fq's multiply by p_0 (a lo/hi pair).
+    let m_times_p0 = |text: &str| text.lines().filter(|l| l.contains(", %p0, %m,")).count();
+    for (name, text) in [("Fr MUL", fr::ptx::MUL), ("Fr SQR", fr::ptx::SQR)] {
+        assert_eq!(m_times_p0(text), 0, "{name}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("add.cc.u32 %") && l.ends_with("0, %m;")).count(), Fr::LIMBS, "{name}");
+    }
+    for (name, text) in [("Fq MUL", fq::ptx::MUL), ("Fq SQR", fq::ptx::SQR)] {
+        assert_eq!(m_times_p0(text), 2 * Fq::LIMBS, "{name}");
     }
     let fq_inv = format!("{};", Fq::INV); // `concat!` writes the integer literal in decimal
     for (name, text) in [("Fq MUL", fq::ptx::MUL), ("Fq SQR", fq::ptx::SQR)] {

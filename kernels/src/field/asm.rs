@@ -136,6 +136,22 @@ macro_rules! ptx_mad_chain {
     };
 }
 
+/// `E += p_even * m` as [`ptx_mad_chain`] for a modulus with `p_0 = 1` (Fr): the first product, `m·p_0 = m`
+/// with hi word 0, is added without a multiplication (ptxas keeps `hi(m·1)` as an `IMAD.HI`, 2 IMAD-pipe units).
+macro_rules! ptx_mad_chain_low {
+    (even, $x:ident, $top:literal, [($k0:literal $k1:literal) $(($k:literal $kk:literal))*]) => {
+        concat!(
+            "add.cc.u32 %", stringify!($x), $k0, ", %", stringify!($x), $k0, ", %m;\n",
+            "addc.cc.u32 %", stringify!($x), $k1, ", %", stringify!($x), $k1, ", 0;\n",
+            $(
+                "madc.lo.cc.u32 %", stringify!($x), $k, ", %p", $k, ", %m, %", stringify!($x), $k, ";\n",
+                "madc.hi.cc.u32 %", stringify!($x), $kk, ", %p", $k, ", %m, %", stringify!($x), $kk, ";\n",
+            )*
+            "addc.u32 %", stringify!($x), $top, ", %", stringify!($x), $top, ", 0;\n",
+        )
+    };
+}
+
 /// Round 0: `E = a_even * b0`, `O = a_odd * b0` (disjoint word pairs, no carries).
 macro_rules! ptx_first_round {
     ($e:ident, $o:ident, $top:literal, [$(($k:literal $kk:literal))*]) => {
@@ -152,13 +168,21 @@ macro_rules! ptx_first_round {
     };
 }
 
-/// Steps 3-4 of a round: `m = E[0] * inv`, then `O += p_odd * m`, `E += p_even * m`.
+/// Steps 3-4 of a round: `m = E[0] * inv`, then `O += p_odd * m`, `E += p_even * m`. `inv` is
+/// `(general operand)` for any modulus or `(low operand)` for one with `p_0 = 1` (see `ptx_load_inv`).
 macro_rules! ptx_reduce {
-    ($e:ident, $o:ident, $top:literal, $pairs:tt, $inv:literal) => {
+    ($e:ident, $o:ident, $top:literal, $pairs:tt, (general $inv:literal)) => {
         concat!(
             "mul.lo.u32 %m, %", stringify!($e), "0, ", $inv, ";\n",
             $crate::field::asm::ptx_mad_chain!(odd, $o, p, (m ""), $top, $pairs),
             $crate::field::asm::ptx_mad_chain!(even, $e, p, (m ""), $top, $pairs),
+        )
+    };
+    ($e:ident, $o:ident, $top:literal, $pairs:tt, (low $inv:literal)) => {
+        concat!(
+            "mul.lo.u32 %m, %", stringify!($e), "0, ", $inv, ";\n",
+            $crate::field::asm::ptx_mad_chain!(odd, $o, p, (m ""), $top, $pairs),
+            $crate::field::asm::ptx_mad_chain_low!(even, $e, $top, $pairs),
         )
     };
 }
@@ -190,7 +214,7 @@ macro_rules! ptx_shift_chain {
 
 /// One full multiplication round i >= 1 with E/O register sets `$e`/`$o`.
 macro_rules! ptx_round {
-    ($i:literal, $e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:literal) => {
+    ($i:literal, $e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:tt) => {
         concat!(
             $crate::field::asm::ptx_fold!($e, $o),
             $crate::field::asm::ptx_shift_chain!($o, a, (b $i), $top, $shift, $shift_last),
@@ -201,14 +225,22 @@ macro_rules! ptx_round {
 }
 
 /// One reduction-only round i >= 1 (squaring): fold, `m = E[0] * inv` (the carry flag survives `mul`), then
-/// the shifted `O += p_odd * m` and `E += p_even * m`.
+/// the shifted `O += p_odd * m` and `E += p_even * m`. `inv` as in [`ptx_reduce`].
 macro_rules! ptx_redc_round {
-    ($e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:literal) => {
+    ($e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, (general $inv:literal)) => {
         concat!(
             $crate::field::asm::ptx_fold!($e, $o),
             "mul.lo.u32 %m, %", stringify!($e), "0, ", $inv, ";\n",
             $crate::field::asm::ptx_shift_chain!($o, p, (m ""), $top, $shift, $shift_last),
             $crate::field::asm::ptx_mad_chain!(even, $e, p, (m ""), $top, $pairs),
+        )
+    };
+    ($e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, (low $inv:literal)) => {
+        concat!(
+            $crate::field::asm::ptx_fold!($e, $o),
+            "mul.lo.u32 %m, %", stringify!($e), "0, ", $inv, ";\n",
+            $crate::field::asm::ptx_shift_chain!($o, p, (m ""), $top, $shift, $shift_last),
+            $crate::field::asm::ptx_mad_chain_low!(even, $e, $top, $pairs),
         )
     };
 }
@@ -250,11 +282,15 @@ macro_rules! ptx_load_modulus {
 /// Where `m = E[0]·inv` gets `inv`: an immediate (`imm`; for Fr, inv = 2^32 - 1, so ptxas rewrites m = -E[0]
 /// and then splits every m·p product into `IMAD.X` + `IMAD.HI.U32.X`, 3 IMAD-pipe units instead of 2), or
 /// `%inv` loaded from the constant bank (`constbank`: symbol `zkgpu_inv_<value>`, declared by `ptx_field`),
-/// which ptxas cannot see through.
+/// which ptxas cannot see through; `constbank_low` is `constbank` for a modulus with `p_0 = 1` (Fr), whose
+/// reductions add `m·p_0 = m` without multiplying ([`ptx_mad_chain_low`]: one `IMAD.HI` fewer per round).
 macro_rules! ptx_load_inv {
     (imm, $inv:literal) => { "" };
     (constbank, $inv:literal) => {
         concat!(".reg .u32 %inv;\n", "ld.const.u32 %inv, [zkgpu_inv_", stringify!($inv), "];\n")
+    };
+    (constbank_low, $inv:literal) => {
+        $crate::field::asm::ptx_load_inv!(constbank, $inv)
     };
 }
 
@@ -285,15 +321,19 @@ macro_rules! ptx_finish {
 /// when one input is < p and the other < 2p, since 2p < 2^(32N)).
 macro_rules! ptx_mont_mul_text {
     (@with p_from: $p_from:tt, inv_from: imm, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
-        $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: imm, inv_use: $inv, finish: $finish,
-            inv: $inv, $($rest)*)
-    };
-    (@with p_from: $p_from:tt, inv_from: constbank, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
-        $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: constbank, inv_use: "%inv",
+        $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: imm, inv_use: (general $inv),
             finish: $finish, inv: $inv, $($rest)*)
     };
+    (@with p_from: $p_from:tt, inv_from: constbank, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_mul_text!(@body p_from: $p_from, inv_from: constbank, inv_use: (general "%inv"),
+            finish: $finish, inv: $inv, $($rest)*)
+    };
+    (@with p_from: (imm $modulus:tt), inv_from: constbank_low, finish: $finish:ident, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_mul_text!(@body p_from: (imm $modulus), inv_from: constbank_low,
+            inv_use: (low "%inv"), finish: $finish, inv: $inv, $($rest)*)
+    };
     (
-        @body p_from: $p_from:tt, inv_from: $inv_from:ident, inv_use: $inv_use:literal, finish: $finish:ident,
+        @body p_from: $p_from:tt, inv_from: $inv_from:ident, inv_use: $inv_use:tt, finish: $finish:ident,
         inv: $inv:literal,
         n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: [$($k:literal)*], b_ops: [$($bo:literal)*], r_ops: $r_ops:tt,
@@ -322,7 +362,7 @@ macro_rules! ptx_mont_mul_text {
 /// One round i >= 1 of [`ptx_mont_sop_text`]: the multiplication round's chains for `a·b_i`, the same two
 /// chains for `c·d_i` into the same accumulators, then one reduction step for both.
 macro_rules! ptx_sop_round {
-    ($i:literal, $e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:literal) => {
+    ($i:literal, $e:ident, $o:ident, $top:literal, $pairs:tt, $shift:tt, $shift_last:tt, $inv:tt) => {
         concat!(
             $crate::field::asm::ptx_fold!($e, $o),
             $crate::field::asm::ptx_shift_chain!($o, a, (b $i), $top, $shift, $shift_last),
@@ -362,8 +402,8 @@ macro_rules! ptx_mont_sop_text {
             $crate::field::asm::ptx_first_round!(x, y, $top, $pairs),
             $crate::field::asm::ptx_mad_chain!(odd, y, c, (d 0), $top, $pairs),
             $crate::field::asm::ptx_mad_chain!(even, x, c, (d 0), $top, $pairs),
-            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, $inv),
-            $( $crate::field::asm::ptx_sop_round!($i, $e, $o, $top, $pairs, $shift, $shift_last, $inv), )*
+            $crate::field::asm::ptx_reduce!(x, y, $top, $pairs, (general $inv)),
+            $( $crate::field::asm::ptx_sop_round!($i, $e, $o, $top, $pairs, $shift, $shift_last, (general $inv)), )*
             $crate::field::asm::ptx_finish!($finish, $le, $lo, [$($k)*], $o_ops, $succ),
             "}}\n",
         )
@@ -664,15 +704,19 @@ macro_rules! ptx_add_high {
 /// `inv_from` as in the multiplication (`imm` or `constbank`, see `ptx_load_inv`).
 macro_rules! ptx_mont_sqr_text {
     (modulus: $modulus:tt, inv_from: imm, inv: $inv:literal, $($rest:tt)*) => {
-        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: imm, inv_use: $inv, inv: $inv,
-            $($rest)*)
-    };
-    (modulus: $modulus:tt, inv_from: constbank, inv: $inv:literal, $($rest:tt)*) => {
-        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: constbank, inv_use: "%inv",
+        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: imm, inv_use: (general $inv),
             inv: $inv, $($rest)*)
     };
+    (modulus: $modulus:tt, inv_from: constbank, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: constbank,
+            inv_use: (general "%inv"), inv: $inv, $($rest)*)
+    };
+    (modulus: $modulus:tt, inv_from: constbank_low, inv: $inv:literal, $($rest:tt)*) => {
+        $crate::field::asm::ptx_mont_sqr_text!(@body modulus: $modulus, inv_from: constbank_low,
+            inv_use: (low "%inv"), inv: $inv, $($rest)*)
+    };
     (
-        @body modulus: [$($p:literal)*], inv_from: $inv_from:ident, inv_use: $inv_use:literal, inv: $inv:literal,
+        @body modulus: [$($p:literal)*], inv_from: $inv_from:ident, inv_use: $inv_use:tt, inv: $inv:literal,
         finish: $finish:ident, n: $n:literal, words: $w:literal, top: $top:literal,
         limbs: [$($k:literal)*], r_ops: $r_ops:tt,
         pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt, succ: $succ:tt,
@@ -821,6 +865,7 @@ macro_rules! ptx_field {
             /// PTX of the negation (operands: a 0..N, out N..2N).
             pub const NEG: &str = $crate::field::asm::ptx_neg_text!($n, $limbs, $b_ops, $modulus);
 
+            $crate::field::asm::ptx_field!(@check_low $inv_from, $modulus);
             $crate::field::asm::ptx_field!(@device inv_from: $inv_from, $n, $limbs, modulus: $modulus, inv: $inv,
                 words: $w, top: $top,
                 b_ops: $b_ops, r_ops: $r_ops, pairs: $pairs, shift: $shift, shift_last: $shift_last,
@@ -893,6 +938,15 @@ macro_rules! ptx_field {
 
     (@array [$($p:literal)*]) => { [$($p),*] };
 
+    // `constbank_low` adds m·p_0 as m: only for p_0 = 1.
+    (@check_low constbank_low, $modulus:tt) => {
+        const _: () = {
+            let p: &[u32] = &$crate::field::asm::ptx_field!(@array $modulus);
+            assert!(p[0] == 1, "inv_from: constbank_low needs p_0 = 1");
+        };
+    };
+    (@check_low $inv_from:ident, $modulus:tt) => {};
+
     // nvptx64: tuning variants of the multiplication with `inv` from the constant bank (see `ptx_load_inv`).
     (@variant $fn_name:ident, $p_from:tt, $finish:ident, $n:literal, [$($k:literal)*], inv: $inv:literal,
         words: $w:literal, top: $top:literal, b_ops: $b_ops:tt, r_ops: $r_ops:tt, pairs: $pairs:tt, shift: $shift:tt,
@@ -961,6 +1015,9 @@ macro_rules! ptx_field {
     };
     (@device inv_from: constbank, $($rest:tt)*) => {
         $crate::field::asm::ptx_field!(@device_with inv_from: constbank, inv_mem: readonly, $($rest)*);
+    };
+    (@device inv_from: constbank_low, $($rest:tt)*) => {
+        $crate::field::asm::ptx_field!(@device_with inv_from: constbank_low, inv_mem: readonly, $($rest)*);
     };
     (@device_with inv_from: $inv_from:ident, inv_mem: $inv_mem:ident, $n:literal, [$($k:literal)*], modulus: $modulus:tt, inv: $inv:literal, words: $w:literal, top: $top:literal,
         b_ops: $b_ops:tt, r_ops: $r_ops:tt, pairs: $pairs:tt, shift: $shift:tt, shift_last: $shift_last:tt,
@@ -1066,6 +1123,6 @@ macro_rules! ptx_field {
 
 pub(crate) use {
     limb_tables_8, limb_tables_12, ptx_mad_chain, ptx_first_round, ptx_reduce, ptx_fold, ptx_shift_chain, ptx_round,
-    ptx_redc_round, ptx_merge, ptx_canonical, ptx_output, ptx_sq_chain, ptx_sq_rows, ptx_sq_combine, ptx_add_high,
+    ptx_redc_round, ptx_mad_chain_low, ptx_merge, ptx_canonical, ptx_output, ptx_sq_chain, ptx_sq_rows, ptx_sq_combine, ptx_add_high,
     ptx_mont_sqr_text, ptx_mont_mul_text, ptx_sop_round, ptx_mont_sop_text, ptx_sop, ptx_lazy, ptx_pure_fn, ptx_emulated_fn, ptx_load_modulus, ptx_load_inv, ptx_finish, ptx_select, ptx_and_mask, ptx_add_text, ptx_sub_text, ptx_neg_text, ptx_field,
 };
