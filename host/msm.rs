@@ -198,10 +198,15 @@ pub struct MsmPlan {
 /// walks them, and on the H200 the choices counting only the buckets in use were slower (2^20: c = 15
 /// 12.48 ms against c = 16 12.30; 2^22: c = 18 35.19 against 34.93) or untried bets (c = 22 at 2^27).
 pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
-    AUTO_WINDOW_BITS
-        .filter(|&c| window_count(c) >= copies)
+    auto_windows(copies)
         .min_by(|&a, &b| window_cost(n, copies, chunks, a).total_cmp(&window_cost(n, copies, chunks, b)))
         .unwrap_or(16)
+}
+
+/// The window sizes an automatic choice considers with `copies` precomputed copies: those with at least as
+/// many windows as copies (each copy serves whole windows).
+fn auto_windows(copies: u32) -> impl Iterator<Item = u32> {
+    AUTO_WINDOW_BITS.filter(move |&c| window_count(c) >= copies)
 }
 
 /// The cost model, in mixed additions: `n·W` for the points plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`
@@ -284,7 +289,7 @@ impl MsmPlan {
         let chunks: Vec<usize> = if config.chunk.is_some() { vec![first.chunk] } else { chunks.collect() };
         let windows: Vec<u32> = match config.window_bits {
             Some(c) => vec![c],
-            None => AUTO_WINDOW_BITS.filter(|&c| window_count(c) >= copies).collect(),
+            None => auto_windows(copies).collect(),
         };
         let mut best: Option<(f64, MsmPlan)> = None;
         let mut least = usize::MAX;

@@ -301,55 +301,58 @@ impl<F: Field, const GATHER: bool> StagedLane<F, GATHER> {
     unsafe fn issue(&self, s: u32) {
         let (j, x_only) = self.step_block(s);
         let area = self.area(s);
-        let pair_chunks = 2 * Self::POINT;
-        let valid = self.block_pairs(j) as usize * pair_chunks;
-        if GATHER {
-            // SAFETY: forwarded (all lanes are here).
-            return unsafe { self.issue_gathered(j, x_only, area, valid) };
-        }
-        let first = self.block(j) as usize * LEVEL_BLOCK_PAIRS as usize * pair_chunks;
-        let mut v = self.lane as usize;
-        while v < valid {
-            let (slot, within) = (v / pair_chunks, v % pair_chunks);
-            if !x_only || within % Self::POINT < Self::COORD {
-                // SAFETY: v < valid, so chunk first + v is a point of a pair below `pairs` (16-byte aligned: the
-                // input is, and points are whole chunks); slot < 32 is inside the area; the area is free (caller).
-                unsafe { cp_async16(area.add(slot * Self::PAIR_SLOT + within).cast(), self.input.add(first + v).cast()) };
-            }
-            v += WARP_SIZE as usize;
+        // SAFETY: forwarded (all lanes are here).
+        unsafe {
+            // Each branch passes a constant, so the inlined divisions below are by constants.
+            if x_only { self.issue_chunks(j, area, Self::COORD as u32) } else { self.issue_chunks(j, area, Self::POINT as u32) }
         }
     }
 
-    /// [`Self::issue`] for a gathered list: each lane loads the two indices of its own pair in block `j` once,
-    /// and every chunk's copy takes its point's index from that lane by shuffle, so the copies wait for one
-    /// round of index loads instead of one per chunk (each a dependent load before its `cp.async`).
+    /// [`Self::issue`] of block `j` into `area`, copying the first `take` chunks of each point (`COORD`: x,
+    /// `POINT`: all). The block's copied chunks are numbered `u = 2·take·slot + c` and lane `l` takes
+    /// `u = l, l + 32, …`, in 32-bit arithmetic with constant divisors (the 64-bit `/ 12` and `% 12` over all
+    /// of a pair's chunks, half of them skipped in a forward step, were 14% of a level's stall samples, ncu at
+    /// 2^24). Gathered, each lane loads the two indices of its own pair once and every chunk's copy takes its
+    /// point's index from that lane by shuffle, so the copies wait for one round of index loads instead of
+    /// one per chunk (each a dependent load before its `cp.async`).
     ///
     /// # Safety
-    /// As [`Self::issue`]; `valid` is the block's pairs times the chunks of a pair.
+    /// As [`Self::issue`].
     #[inline(always)]
-    unsafe fn issue_gathered(&self, j: u32, x_only: bool, area: *mut Chunk, valid: usize) {
-        let pair_chunks = 2 * Self::POINT;
-        let pair = (self.block(j) * LEVEL_BLOCK_PAIRS + self.lane) as usize;
-        // SAFETY: an active lane's pair is below `pairs`, so both its points are in the list (indices).
-        let (first, second) =
-            if self.active(j) { unsafe { (*self.indices.add(2 * pair), *self.indices.add(2 * pair + 1)) } } else { (0, 0) };
-        // Whole-warp rounds (the shuffles need every lane); lanes past `valid` copy nothing.
-        let mut round = 0;
-        while round < valid.div_ceil(WARP_SIZE as usize) {
-            let v = round * WARP_SIZE as usize + self.lane as usize;
-            let (slot, within) = (v / pair_chunks, v % pair_chunks);
-            // SAFETY: all 32 lanes run the same rounds (the bound is warp-uniform).
-            let (a, b) = unsafe { (shfl_idx_u32(FULL_MASK, first, slot as u32), shfl_idx_u32(FULL_MASK, second, slot as u32)) };
-            let point = if within < Self::POINT { a } else { b } as usize;
-            if v < valid && (!x_only || within % Self::POINT < Self::COORD) {
-                // SAFETY: v < valid, so slot < block_pairs names an active lane whose indices name points of the
-                // input (16-byte aligned); slot < 32 is inside the area; the area is free (caller).
+    unsafe fn issue_chunks(&self, j: u32, area: *mut Chunk, take: u32) {
+        let per_pair = 2 * take;
+        let count = self.block_pairs(j) * per_pair;
+        let block_pair = self.block(j) * LEVEL_BLOCK_PAIRS;
+        let (first, second) = if GATHER && self.active(j) {
+            let pair = (block_pair + self.lane) as usize;
+            // SAFETY: an active lane's pair is below `pairs`, so both its points are in the list (indices).
+            unsafe { (*self.indices.add(2 * pair), *self.indices.add(2 * pair + 1)) }
+        } else {
+            (0, 0)
+        };
+        // Whole-warp rounds (a gathered copy's shuffles need every lane); lanes past `count` copy nothing.
+        let mut u = self.lane;
+        while u < count.next_multiple_of(WARP_SIZE) {
+            let (slot, c) = (u / per_pair, u % per_pair);
+            let (half, within) = (c / take, c % take);
+            let point = if GATHER {
+                // SAFETY: all 32 lanes run the same rounds (the bound is warp-uniform).
+                let (a, b) = unsafe { (shfl_idx_u32(FULL_MASK, first, slot), shfl_idx_u32(FULL_MASK, second, slot)) };
+                if half == 0 { a } else { b }
+            } else {
+                2 * (block_pair + slot) + half
+            };
+            if u < count {
+                // SAFETY: u < count, so slot < block_pairs names a pair below `pairs`, whose points are in the list
+                // (gathered: the indices lane `slot` loaded); inputs are 16-byte aligned whole chunks; slot < 32
+                // and the chunk is inside the slot; the area is free (caller).
                 unsafe {
-                    let src = self.input.add(point * Self::POINT + within % Self::POINT);
-                    cp_async16(area.add(slot * Self::PAIR_SLOT + within).cast(), src.cast())
+                    let src = self.input.add(point as usize * Self::POINT + within as usize);
+                    let dst = area.add(slot as usize * Self::PAIR_SLOT + (half as usize) * Self::POINT + within as usize);
+                    cp_async16(dst.cast(), src.cast())
                 };
             }
-            round += 1;
+            u += WARP_SIZE;
         }
     }
 
@@ -430,11 +433,12 @@ impl<F: Field, const GATHER: bool> LevelLane<F> for StagedLane<F, GATHER> {
         }
         // SAFETY: as above.
         unsafe { sync_warp(FULL_MASK) };
-        let mut v = self.lane as usize;
-        while v < LEVEL_BLOCK_PAIRS as usize * Self::POINT {
+        let mut v = self.lane;
+        while v < LEVEL_BLOCK_PAIRS * Self::POINT as u32 {
+            let (point, chunk) = ((v / Self::POINT as u32) as usize, (v % Self::POINT as u32) as usize);
             // SAFETY: v < 32 points of the region; the slot of point v / POINT holds that sum.
-            unsafe { copy16_shared_to_global(region.add(v).cast(), area.add(v / Self::POINT * Self::POINT_SLOT + v % Self::POINT).cast()) };
-            v += WARP_SIZE as usize;
+            unsafe { copy16_shared_to_global(region.add(v as usize).cast(), area.add(point * Self::POINT_SLOT + chunk).cast()) };
+            v += WARP_SIZE;
         }
     }
 }
