@@ -118,9 +118,25 @@ pub fn h200_imad_bound_gmul_s(op: &str) -> Option<f64> {
     Some(H200_IMAD_PER_S / imad / 1e9)
 }
 
+/// The IMAD bounds in words, from the constants above (the bench table's footer and the README say it).
+pub fn h200_imad_bounds_text() -> String {
+    let rate = |imad: f64| H200_IMAD_PER_S / imad / 1e9;
+    format!(
+        "{:.1} T IMAD/s; Fq mul {IMAD_PER_MUL_FQ} IMAD -> {:.1} G mul/s, Fr mul {IMAD_PER_MUL_FR} IMAD -> {:.1} G mul/s",
+        H200_IMAD_PER_S / 1e12,
+        rate(IMAD_PER_MUL_FQ),
+        rate(IMAD_PER_MUL_FR)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn imad_bounds_text_states_the_constants() {
+        assert_eq!(h200_imad_bounds_text(), "16.7 T IMAD/s; Fq mul 588 IMAD -> 28.4 G mul/s, Fr mul 248 IMAD -> 67.3 G mul/s");
+    }
 
     #[test]
     fn imad_bounds_match_design_notes() {

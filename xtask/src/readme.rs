@@ -129,10 +129,12 @@ fn section() -> Result<String> {
             let _ = writeln!(md, "\n![{} results](benches/results/{name})", results.gpu);
         }
     }
-    md.push_str(
+    let _ = write!(
+        md,
         "\nEach cell: median over the repetitions. G mul/s = threads x chain length / time; the percentage is of the \
-         H200's IMAD bound (Fq 28.4, Fr 67.3 G mul/s). vs sppark > 1 means zkgpu is faster; sppark figures: \
+         H200's IMAD bound ({}). vs sppark > 1 means zkgpu is faster; sppark figures: \
          sppark@17278d74 on an NVIDIA H200, measured the same way (xtask/src/peers.rs).\n\n",
+        peers::h200_imad_bounds_text()
     );
     Ok(md)
 }

@@ -37,7 +37,7 @@ pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) 
         );
     }
     if target == Target::Gpu && results.gpu.contains("H200") {
-        println!("(IMAD bound on the H200: 16.7 T IMAD/s; Fq mul 588 IMAD -> 28.4 G/s, Fr mul 248 IMAD -> 67.3 G/s)");
+        println!("(IMAD bound on the H200: {})", peers::h200_imad_bounds_text());
     }
 }
 
