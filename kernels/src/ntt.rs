@@ -3,11 +3,12 @@
 //!
 //! # Algorithm
 //! A size-`n = 2^L` transform is radix-2 Cooley-Tukey, run as a few *passes* of up to [`MAX_PASS_BITS`] stages
-//! each (2^24 = 8 + 8 + 8 stages, 2^28 = 10 + 9 + 9). One pass works on index bits `[b, b + k)`: write an index
-//! as `(hi, m, lo)` with `lo` the low `b` bits and `m` the `k` pass bits; for each `(hi, lo)` the `2^k` elements
-//! `(hi, *, lo)` go through `k` radix-2 stages. A thread block loads a *tile* of such groups into shared memory
-//! (`2^log_h` values of hi x `2^k` values of m x `2^log_l` consecutive values of lo, [`TILE_BITS`] elements at
-//! most), runs the `k` stages there with a barrier between stages, and writes the tile back.
+//! each (2^24 = 8 + 8 + 8 stages, 2^28 = 10 + 9 + 9 from the low bits up). One pass works on index bits
+//! `[b, b + k)`: write an index as `(hi, m, lo)` with `lo` the low `b` bits and `m` the `k` pass bits; for
+//! each `(hi, lo)` the `2^k` elements `(hi, *, lo)` go through `k` radix-2 stages. A thread block loads a
+//! *tile* of such groups into shared memory (`2^log_h` values of hi x `2^k` values of m x `2^log_l`
+//! consecutive values of lo, [`TILE_BITS`] elements at most), runs the `k` stages there with a barrier
+//! between stages, and writes the tile back.
 //!
 //! - DIF (Gentleman-Sande, natural order in, bit-reversed out): passes from the top bits down; butterfly
 //!   `(x, y) -> (x + y, (x - y) w)`.
@@ -292,8 +293,8 @@ impl PermuteBlock {
 pub mod plan {
     use super::*;
 
-    /// Stages per pass for a size-2^log_n transform: as few passes as [`MAX_PASS_BITS`] allows, as even as
-    /// possible (larger first). Empty for log_n = 0.
+    /// Stages per pass for a size-2^log_n transform from the low index bits up: as few passes as
+    /// [`MAX_PASS_BITS`] allows, as even as possible, larger ones on the low bits. Empty for log_n = 0.
     pub fn pass_bits(log_n: u32) -> Vec<u32> {
         if log_n == 0 {
             return Vec::new();
@@ -306,7 +307,14 @@ pub mod plan {
     /// transforms, twiddles from a table of size 2^log_table, `scale` applied in the first (on load) or last
     /// (on store) pass. Empty for log_n = 0 (nothing to do).
     pub fn passes(log_n: u32, batch: u64, dit: bool, log_table: u32, scale: Scale) -> Vec<PassParams> {
-        let bits = pass_bits(log_n);
+        // Larger passes on the low bits in both directions (DIF runs from the top, so it takes them in reverse):
+        // a pass on the top bits with the full 2^TILE_BITS stages leaves no room for consecutive lo values
+        // (`log_l = 0`: single 32-byte elements far apart); its low-bit counterpart reads whole tiles in one run.
+        // H200, DIF 2^28 as 9 + 9 + 10 instead of 10 + 9 + 9: 77.1 -> 73.5 ms (kernels/NOTES.md, "NTT").
+        let mut bits = pass_bits(log_n);
+        if !dit {
+            bits.reverse();
+        }
         let count = bits.len();
         let batch_tz = if batch == 0 { 0 } else { batch.trailing_zeros() };
         let mut low = if dit { 0 } else { log_n };
@@ -453,6 +461,17 @@ mod tests {
         }
         assert_eq!(pass_bits(24), vec![8, 8, 8]);
         assert_eq!(pass_bits(28), vec![10, 9, 9]);
+    }
+
+    #[test]
+    fn both_directions_put_the_largest_pass_on_the_low_bits() {
+        for dit in [false, true] {
+            let ps = passes(28, 1, dit, 28, Scale::NONE);
+            let low = ps.iter().find(|p| p.log_b == 0).map(|p| p.log_k);
+            assert_eq!(low, Some(10), "dit = {dit}: {ps:?}");
+            // No pass on the top bits reads single elements: every tile row is a run of >= 2.
+            assert!(ps.iter().all(|p| p.log_b == 0 || p.log_l >= 1), "dit = {dit}: {ps:?}");
+        }
     }
 
     #[test]
