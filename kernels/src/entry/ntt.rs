@@ -119,9 +119,10 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
     let scaled = params.scale.mode != ScaleMode::None;
 
     let mut e = tid;
-    // A tile whose rows are runs of at least two elements and that needs no scaling on the way in goes global
+    // A tile with runs of consecutive lo values (`log_l >= 1`) that needs no scaling on the way in goes global
     // -> shared by `cp.async`: all of a thread's loads are in flight at once (H200: -1 to -2.5% from 2^24 on).
-    // Single elements 2^18 apart (the 10-bit first DIF pass of 2^28, `log_l = 0`) ran 3.7% slower that way.
+    // Single elements far apart (`log_l = 0` on the top bits: 2^28's former 10-bit first DIF pass) ran 3.7%
+    // slower that way; the bottom pass (`log_b = 0`, one contiguous run) keeps plain loads (not tried).
     let copy_async = params.log_l >= 1 && !(scaled && params.scale.on_load);
     if !copy_async {
         while e < tile_len {
