@@ -6,7 +6,7 @@
 # level's arithmetic does not care, and x values are distinct, so every pair takes the general path); the last
 # level's output is compared bit for bit with the first variant's (a variant whose plan has another number of
 # levels differs by construction); all levels of one sum are timed with CUDA events, median of REPS (5).
-import sys, os, math, statistics
+import sys, os, statistics
 import cupy as cp
 cubins = os.environ.get("CUBINS", "cubins")
 variants = sys.argv[1].split(',')
@@ -16,12 +16,11 @@ drv = cp.cuda.driver
 sms = cp.cuda.Device().attributes['MultiProcessorCount']
 mods = {v: cp.RawModule(path=f"{cubins}/{v}.cubin") for v in variants}
 WORDS = {'g1': 24, 'g2': 48}          # u32 words per affine point
-TOP = {'g1': 0x1a0111e9}              # below Fq's top word
 fill = cp.ElementwiseKernel('uint64 seed, uint32 words', 'raw uint32 out', '''
   unsigned long long x = (unsigned long long)i * 0x9E3779B97F4A7C15ull + seed;
   x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 27; x *= 0x94D049BB133111EBull; x ^= x >> 33;
   unsigned int v = (unsigned int)x;
-  if ((i % 12) == 11) v = v % 0x1a0111e9u;
+  if ((i % 12) == 11) v = v % 0x1a0111e9u;   // each Fq's top word below p's (0x1a0111ea): canonical
   out[i] = v;''', 'fill')
 
 def func(v, c):
@@ -42,7 +41,6 @@ def plan(n, threads):
 
 def run(f, shared, runs, planned, pts, count, bufs):
     src = pts
-    n = None
     for shift, r in enumerate(runs):
         dst = bufs[shift % 2]
         threads = -(-(planned[shift] // 2) // r)
