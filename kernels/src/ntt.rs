@@ -8,7 +8,8 @@
 //! each `(hi, lo)` the `2^k` elements `(hi, *, lo)` go through `k` radix-2 stages. A thread block loads a
 //! *tile* of such groups into shared memory (`2^log_h` values of hi x `2^k` values of m x `2^log_l`
 //! consecutive values of lo, [`TILE_BITS`] elements at most), runs the `k` stages there with a barrier
-//! between stages, and writes the tile back.
+//! between stages, and writes the tile back. Each warp owns a *region* of the tile (its top bits): stages that
+//! pair slots within regions are separated by warp barriers only ([`PassParams::warp_local`]).
 //!
 //! - DIF (Gentleman-Sande, natural order in, bit-reversed out): passes from the top bits down; butterfly
 //!   `(x, y) -> (x + y, (x - y) w)`.
@@ -115,6 +116,44 @@ impl PassParams {
     pub fn threads(&self) -> u32 {
         let half = 1u32 << (self.log_tile() - 1);
         if half < MAX_THREADS { half } else { MAX_THREADS }
+    }
+
+    /// log2 of the warps per block (0 for a block of at most one warp).
+    #[inline(always)]
+    pub fn log_warps(&self) -> u32 {
+        (self.threads() / 32).max(1).trailing_zeros()
+    }
+
+    /// Threads of a warp that take part: 32, or every thread of a smaller block.
+    #[inline(always)]
+    pub fn warp_width(&self) -> u32 {
+        self.threads().min(32)
+    }
+
+    /// Whether stage `stage` keeps every warp inside its *region* (the slots whose top [`Self::log_warps`]
+    /// bits are the warp's index): its butterflies pair slots differing in a lower bit. Between two such
+    /// steps a warp needs only `bar.warp.sync`, not a block barrier: stages on a tile's `hi`/`lo` rows or low
+    /// pass bits run without waiting for the other warps (2^24's 8-bit passes: 6 of 8 stages).
+    #[inline(always)]
+    pub fn warp_local(&self, dit: bool, stage: u32) -> bool {
+        let lg_span_m = if dit { stage } else { self.log_k - 1 - stage };
+        lg_span_m + self.log_l + self.log_warps() < self.log_tile()
+    }
+
+    /// The tile slot that lane `lane` of warp `warp` loads and stores in its `r`-th trip: consecutive lanes
+    /// take consecutive slots of the warp's region (`r < 2^(log_tile - log_warps) / warp_width`).
+    #[inline(always)]
+    pub fn region_slot(&self, warp: u32, lane: u32, r: u32) -> u32 {
+        (warp << (self.log_tile() - self.log_warps())) + lane + r * self.warp_width()
+    }
+
+    /// The butterfly (the `q` of [`Self::butterfly`]) that lane `lane` of warp `warp` runs in its `r`-th trip
+    /// of a stage: consecutive lanes take consecutive butterflies of the warp's region
+    /// (`r < 2^(log_tile - 1 - log_warps) / warp_width`); in a [`Self::warp_local`] stage both its slots lie in
+    /// the region.
+    #[inline(always)]
+    pub fn region_butterfly(&self, warp: u32, lane: u32, r: u32) -> u32 {
+        (warp << (self.log_tile() - 1 - self.log_warps())) + lane + r * self.warp_width()
     }
 
     /// Packs into two words (the kernel's arguments).
@@ -488,6 +527,58 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The kernels' thread mapping: every trip of every thread covers each slot (load, store) and each butterfly
+    /// (stage) exactly once, and a warp-local stage's butterflies stay in their warp's region.
+    #[test]
+    fn warp_regions_cover_the_tile_and_hold_local_stages() {
+        for log_n in 1..=30 {
+            for batch in [1u64, 3] {
+                for dit in [false, true] {
+                    for p in passes(log_n, batch, dit, log_n, Scale::NONE) {
+                        let (tile_len, warps, width) = (1u32 << p.log_tile(), 1u32 << p.log_warps(), p.warp_width());
+                        assert_eq!(warps * width, p.threads(), "{p:?}");
+                        let region = tile_len / warps;
+                        let mut slots = vec![false; tile_len as usize];
+                        for w in 0..warps {
+                            for lane in 0..width {
+                                for r in 0..region / width {
+                                    let e = p.region_slot(w, lane, r);
+                                    assert_eq!(e / region, w, "{p:?}");
+                                    assert!(!std::mem::replace(&mut slots[e as usize], true), "slot {e} twice in {p:?}");
+                                }
+                            }
+                        }
+                        assert!(slots.iter().all(|&s| s), "{p:?}");
+                        let mut local_stages = 0;
+                        for stage in 0..p.log_k {
+                            let local = p.warp_local(dit, stage);
+                            local_stages += local as u32;
+                            let mut seen = vec![false; tile_len as usize / 2];
+                            for w in 0..warps {
+                                for lane in 0..width {
+                                    for r in 0..region / 2 / width {
+                                        let q = p.region_butterfly(w, lane, r);
+                                        assert!(!std::mem::replace(&mut seen[q as usize], true), "butterfly {q} twice in {p:?}");
+                                        let bf = p.butterfly(dit, 0, stage, q);
+                                        if local {
+                                            assert_eq!((bf.a / region, bf.b / region), (w, w), "stage {stage} of {p:?}");
+                                        }
+                                    }
+                                }
+                            }
+                            assert!(seen.iter().all(|&s| s), "{p:?}");
+                        }
+                        // Only the stages on the top log_warps slot bits (those that are pass bits) need the block.
+                        assert_eq!(p.log_k - local_stages, p.log_warps().saturating_sub(p.log_h).min(p.log_k), "{p:?}");
+                    }
+                }
+            }
+        }
+        // 2^24 (8-bit passes on 2^10 tiles, 4 warps): 6 of the 8 stages need no block barrier.
+        let ps = passes(24, 1, false, 24, Scale::NONE);
+        assert!(ps.iter().all(|p| (0..8).filter(|&s| p.warp_local(false, s)).count() >= 6), "{ps:?}");
     }
 
     #[test]

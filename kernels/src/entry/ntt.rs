@@ -7,7 +7,7 @@
 //!   `a[i] = a[i] - c[i] z` (on the coefficients).
 use crate::device::{
     SharedArena, block_dim_x, block_idx_x, copy16_shared_to_global, cp_async_wait_all, cp_async16, for_each_index, sync_threads,
-    thread_idx_x,
+    sync_warp, thread_idx_x,
 };
 use crate::field::{Field, Fr};
 use crate::ntt::{
@@ -104,61 +104,73 @@ fn butterfly<const DIT: bool>(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
 #[inline(always)]
 unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
     let params = PassParams::decode(w0, w1);
-    if !params.is_valid() {
+    // The thread mapping below assumes exactly `params.threads()` threads (uniform: the whole block returns).
+    if !params.is_valid() || block_dim_x() != params.threads() {
         return;
     }
     let tile = block_idx_x() as u64;
     let tid = thread_idx_x();
-    let threads = block_dim_x();
+    let width = params.warp_width();
+    let (warp, lane) = (tid / width, tid % width);
     let tile_len = 1u32 << params.log_tile();
+    // Trips per thread over its warp's region: slots (load, store) and butterflies (a stage).
+    let slot_trips = (tile_len >> params.log_warps()) / width;
+    let butterfly_trips = slot_trips / 2;
     // Every thread makes the same allocation, so either all threads return here or none do.
     let Some(shared) = SharedArena::dynamic().alloc::<Fr>(tile_len as usize) else { return };
     let sh = Tile { base: shared.as_ptr().cast::<Half>(), len: tile_len as usize };
     // SAFETY: the caller passes scale tables covering every index `scale_factor` asks for.
     let read = |t: u32, i: u64| unsafe { load(if t == 0 { scale_lo } else { scale_hi }.add(i as usize)) };
     let scaled = params.scale.mode != ScaleMode::None;
+    // Orders the tile's shared accesses between two steps (load, stages, store): a block barrier when either
+    // step crosses warp regions, otherwise only the warp's own lanes (`PassParams::warp_local`).
+    // SAFETY (for every call): `both_local` depends on the launch parameters only, so all threads of the block
+    // (or all lanes of the full warp) reach the same barrier; the loops around have uniform bounds and no
+    // thread returns after the allocation.
+    let sync = |both_local: bool| unsafe {
+        if both_local && width == 32 { sync_warp(u32::MAX) } else { sync_threads() }
+    };
 
-    let mut e = tid;
     // A tile with runs of consecutive lo values (`log_l >= 1`) that needs no scaling on the way in goes global
     // -> shared by `cp.async`: all of a thread's loads are in flight at once (H200: -1 to -2.5% from 2^24 on).
     // Single elements far apart (`log_l = 0` on the top bits: 2^28's former 10-bit first DIF pass) ran 3.7%
     // slower that way; the bottom pass (`log_b = 0`, one contiguous run) keeps plain loads (not tried).
     let copy_async = params.log_l >= 1 && !(scaled && params.scale.on_load);
-    if !copy_async {
-        while e < tile_len {
-            let g = params.global_index(tile, e);
-            // SAFETY: g < batch * n (the grid has total / tile_len blocks); e < tile_len.
+    for r in 0..slot_trips {
+        let e = params.region_slot(warp, lane, r);
+        let g = params.global_index(tile, e);
+        if copy_async {
+            // SAFETY: g < batch * n (the grid has total / tile_len blocks); e < tile_len is this thread's slot
+            // alone, and the first stage reads it only after the wait and the barrier below.
+            unsafe { sh.copy_async(e, data.add(g as usize)) };
+        } else {
+            // SAFETY: as above.
             let mut x = unsafe { load(data.add(g as usize)) };
             if scaled && params.scale.on_load {
                 x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
             }
-            // SAFETY: thread `tid` alone writes tile slots e = tid + r * threads.
+            // SAFETY: as above.
             unsafe { sh.set(e, x) };
-            e += threads;
         }
-    } else {
-        while e < tile_len {
-            let g = params.global_index(tile, e);
-            // SAFETY: as above; slot e's two planes are this thread's alone, and the first stage reads them
-            // only after the wait below and the barrier at the top of the stage loop.
-            unsafe { sh.copy_async(e, data.add(g as usize)) };
-            e += threads;
-        }
+    }
+    if copy_async {
         cp_async_wait_all();
     }
-    let half = tile_len / 2;
+    // The load and store take the thread's slots in its warp's region, i.e. they are warp-local steps.
+    let mut previous_local = true;
     for stage in 0..params.log_k {
-        // SAFETY: every thread of the block reaches each barrier (uniform loop bounds, no early exit).
-        unsafe { sync_threads() };
+        let local = params.warp_local(DIT, stage);
+        sync(previous_local && local);
+        previous_local = local;
         // The span-1 stage multiplies by 1 only: skip the twiddle load and the multiplication (1/L of them).
         let unit = params.unit_twiddles(DIT, stage);
-        let mut q = tid;
-        if !unit && half >= 2 * threads {
-            // Two butterflies per trip (q and q + threads; half is a multiple of 2·threads): two independent
+        let butterfly_at = |r: u32| params.butterfly(DIT, tile, stage, params.region_butterfly(warp, lane, r));
+        if !unit && butterfly_trips >= 2 {
+            // Two butterflies per trip (trips r and r + 1; the trip count is even): two independent
             // multiplications in one basic block for ptxas to interleave (H200: -1 to -2% from 2^24 on; four
             // at a time took 102 registers and lost 1-6%).
-            while q < half {
-                let (b0, b1) = (params.butterfly(DIT, tile, stage, q), params.butterfly(DIT, tile, stage, q + threads));
+            for r in (0..butterfly_trips).step_by(2) {
+                let (b0, b1) = (butterfly_at(r), butterfly_at(r + 1));
                 // SAFETY: as for one butterfly below, for the two of this trip (distinct butterflies, so
                 // distinct slots).
                 unsafe {
@@ -171,14 +183,14 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
                     sh.set(b1.a, x1);
                     sh.set(b1.b, y1);
                 }
-                q += 2 * threads;
             }
             continue;
         }
-        while q < half {
-            let bf = params.butterfly(DIT, tile, stage, q);
+        for r in 0..butterfly_trips {
+            let bf = butterfly_at(r);
             // SAFETY: a, b < tile_len; within a stage each slot belongs to exactly one butterfly, and butterfly
-            // q to one thread; the barrier above orders this against the previous stage. twiddle < N/2.
+            // q to one thread; the barrier above orders this against the previous stage (a warp barrier when
+            // both stages keep the slots in the warp's region). twiddle < N/2.
             unsafe {
                 let (x, y) = (sh.get(bf.a), sh.get(bf.b));
                 let (x, y) = if unit {
@@ -189,13 +201,11 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
                 sh.set(bf.a, x);
                 sh.set(bf.b, y);
             }
-            q += threads;
         }
     }
-    // SAFETY: as above.
-    unsafe { sync_threads() };
-    let mut e = tid;
-    while e < tile_len {
+    sync(previous_local);
+    for r in 0..slot_trips {
+        let e = params.region_slot(warp, lane, r);
         let g = params.global_index(tile, e);
         // SAFETY: slot e was last written before the barrier; g is this tile's element (no other block touches it).
         let mut x = unsafe { sh.get(e) };
@@ -204,7 +214,6 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
         }
         // SAFETY: as for the load.
         unsafe { store(data.add(g as usize), x) };
-        e += threads;
     }
 }
 
