@@ -23,7 +23,7 @@
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, WINDOW, affine_level_shared_bytes};
+use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, QUAD, WINDOW, affine_level_shared_bytes, quad_shared_bytes};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
@@ -33,10 +33,13 @@ use crate::memory::DeviceBuffer;
 /// Threads per block of the accumulate kernels: one warp, so the occupancy query can fill every SM to the
 /// register limit (the kernels use no shared memory and no barrier).
 const ACCUMULATE_BLOCK: u32 = WINDOW;
-/// Threads per block of the reduce kernels.
+/// Threads per block of the reduce kernels (four per addition: `QUAD`).
 const REDUCE_BLOCK: u32 = 64;
-/// Partials each reduce thread sums before the block tree.
+/// Partials each group of four reduce threads sums before the block tree.
 const REDUCE_FAN_IN: u32 = 8;
+/// Additions in flight per reduce and finish block.
+const REDUCE_GROUPS: u32 = REDUCE_BLOCK / QUAD;
+const FINISH_GROUPS: u32 = FINISH_BLOCK / QUAD;
 /// Largest total point count: the kernels index points with `u32` and round up to whole 32-point windows.
 const MAX_POINTS: usize = 1 << 31;
 /// CUDA's limit on `gridDim.y` (one set per grid row).
@@ -444,11 +447,11 @@ impl Selection {
 
 /// XYZZ points per set of [`XyzzSetSum`]'s level buffers for `per_set` inputs per set (both levels).
 pub(crate) fn reduce_scratch_len(per_set: usize) -> usize {
-    2 * per_set.div_ceil((REDUCE_BLOCK * REDUCE_FAN_IN) as usize).max(1)
+    2 * per_set.div_ceil((REDUCE_GROUPS * REDUCE_FAN_IN) as usize).max(1)
 }
 
 /// Sums `sets` groups of `per_set` XYZZ points (laid out set after set) into one Jacobian point per set: reduce
-/// levels (each cuts a set's count by `REDUCE_BLOCK · REDUCE_FAN_IN`) until one block's worth is left, then the
+/// levels (each cuts a set's count by `REDUCE_GROUPS · REDUCE_FAN_IN`) until one block's worth is left, then the
 /// finish kernel. Used by batch addition (per-thread sums) and the MSM (per-window bucket shares).
 pub(crate) struct XyzzSetSum<C: Curve> {
     gpu_stream: std::sync::Arc<cudarc::driver::CudaStream>,
@@ -466,8 +469,8 @@ impl<C: Curve> XyzzSetSum<C> {
     pub(crate) fn new(gpu: &Gpu, max_per_set: usize, sets: usize) -> Result<Self> {
         let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
         let (reduce, finish) = (gpu.function(&name("reduce"))?, gpu.function(&name("finish"))?);
-        gpu.allow_dynamic_shared(&reduce, REDUCE_BLOCK as usize * C::XYZZ_BYTES)?;
-        gpu.allow_dynamic_shared(&finish, FINISH_BLOCK as usize * C::XYZZ_BYTES)?;
+        gpu.allow_dynamic_shared(&reduce, quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4))?;
+        gpu.allow_dynamic_shared(&finish, quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4))?;
         let level = reduce_scratch_len(max_per_set) / 2 * sets.max(1) * C::XYZZ_BYTES;
         Ok(XyzzSetSum {
             gpu_stream: gpu.stream().clone(),
@@ -495,16 +498,17 @@ impl<C: Curve> XyzzSetSum<C> {
             return Ok(());
         }
         let stream = self.gpu_stream.clone();
-        let xyzz = C::XYZZ_BYTES as u32;
+        let (reduce_shared, finish_shared) =
+            (quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4) as u32, quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4) as u32);
         let sets32 = sets as u32;
         let mut per_set = per_set;
         let mut from: Option<usize> = None; // None: the input; Some(i): levels[i]
-        while per_set > FINISH_BLOCK * REDUCE_FAN_IN {
-            let out_per_set = per_set.div_ceil(REDUCE_BLOCK * REDUCE_FAN_IN);
+        while per_set > FINISH_GROUPS * REDUCE_FAN_IN {
+            let out_per_set = per_set.div_ceil(REDUCE_GROUPS * REDUCE_FAN_IN);
             let cfg = LaunchConfig {
                 grid_dim: (out_per_set, sets32, 1),
                 block_dim: (REDUCE_BLOCK, 1, 1),
-                shared_mem_bytes: REDUCE_BLOCK * xyzz,
+                shared_mem_bytes: reduce_shared,
             };
             let [l0, l1] = &mut self.levels;
             let (src, dst, to) = match from {
@@ -516,7 +520,7 @@ impl<C: Curve> XyzzSetSum<C> {
             launch.arg(src).arg(&per_set).arg(dst);
             // SAFETY: batch_add_{C}_reduce: the source holds per_set · sets XYZZ points, the destination at
             // least out_per_set · sets (sized for the first level; later ones shrink); the block's shared
-            // memory holds one XYZZ point per thread; source and destination are distinct buffers.
+            // memory holds one quad workspace per group of four threads; source and destination are distinct buffers.
             crate::launch::launched("batch_add_reduce", unsafe { launch.launch(cfg) })?;
             per_set = out_per_set;
             from = Some(to);
@@ -524,7 +528,7 @@ impl<C: Curve> XyzzSetSum<C> {
         let cfg = LaunchConfig {
             grid_dim: (1, sets32, 1),
             block_dim: (FINISH_BLOCK, 1, 1),
-            shared_mem_bytes: FINISH_BLOCK * xyzz,
+            shared_mem_bytes: finish_shared,
         };
         let src = match from {
             None => input.raw(),
@@ -533,7 +537,7 @@ impl<C: Curve> XyzzSetSum<C> {
         let mut launch = stream.launch_builder(&self.finish);
         launch.arg(src).arg(&per_set).arg(out.raw_mut());
         // SAFETY: batch_add_{C}_finish: the source holds per_set · sets XYZZ points, out holds sets
-        // projective points, shared memory one XYZZ point per thread; no aliasing.
+        // projective points, shared memory one quad workspace per group of four threads; no aliasing.
         crate::launch::launched("batch_add_finish", unsafe { launch.launch(cfg) })?;
         Ok(())
     }

@@ -17,7 +17,8 @@ use zkgpu::batch_add_cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu}
 use zkgpu_kernels::batch_add::{
     ScalarClass, classify_scalar, model, nth_set_bit, selection_word, window_range,
 };
-use zkgpu_kernels::curve::Affine;
+use zkgpu_kernels::curve::{Affine, Xyzz};
+use zkgpu_kernels::field::Field;
 use zkgpu_kernels::field::Fr;
 
 fn naive_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>) -> C::Projective {
@@ -71,6 +72,41 @@ where
     let negs: Vec<_> = cancel.iter().map(|p| -*p).collect();
     cancel.extend(negs);
     assert!(bool::from(model_sum::<C>(&cancel, None, 0, 3).is_identity()), "P + (-P) pairs");
+}
+
+/// The reduce and finish kernels' four-lane addition (`quad_add_step`, replayed lane by lane with its
+/// race checks) gives exactly `Xyzz::add`'s coordinates: random pairs in scaled coordinates, either side the
+/// identity, the same point in two coordinate systems (the doubling), and `P + (−P)`.
+fn check_quad_add<C: CurveUnderTest>(name: &str)
+where
+    C::Projective: Curve<AffineRepr = C::Affine>,
+{
+    let mut rng = seeded_rng(name);
+    let points: Vec<Affine<C::Field>> = distinct_points::<C>(&mut rng, 40).iter().map(cast).collect();
+    let scale = |rng: &mut rand_chacha::ChaCha20Rng, p: &Affine<C::Field>| {
+        Xyzz::from_affine_scaled(p, &points[(rng.next_u32() % 40) as usize].x)
+    };
+    let same = |a: &Xyzz<C::Field>, b: &Xyzz<C::Field>| a.x == b.x && a.y == b.y && a.zz == b.zz && a.zzz == b.zzz;
+    let mut cases = vec![(Xyzz::IDENTITY, Xyzz::IDENTITY)];
+    for w in points.windows(2) {
+        let (a, b) = (scale(&mut rng, &w[0]), scale(&mut rng, &w[1]));
+        let neg = Affine { x: w[0].x, y: w[0].y.neg() };
+        cases.extend([(a, b), (a, Xyzz::IDENTITY), (Xyzz::IDENTITY, b), (a, scale(&mut rng, &w[0])), (a, scale(&mut rng, &neg))]);
+    }
+    for (i, (a, b)) in cases.iter().enumerate() {
+        let (got, want) = (model::quad_add(a, b), a.add(b));
+        assert!(same(&got, &want), "case {i}: quad {got:?} vs add {want:?}");
+    }
+}
+
+#[test]
+fn quad_addition_is_xyzz_addition_g1() {
+    check_quad_add::<TestG1>("quad_addition_is_xyzz_addition_g1");
+}
+
+#[test]
+fn quad_addition_is_xyzz_addition_g2() {
+    check_quad_add::<TestG2>("quad_addition_is_xyzz_addition_g2");
 }
 
 #[test]

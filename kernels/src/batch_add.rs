@@ -300,6 +300,149 @@ pub fn level_blocks_of_warp(pairs: u32, warp: u32, warps: u32) -> u32 {
     if warp < blocks && warps > 0 { (blocks - 1 - warp) / warps + 1 } else { 0 }
 }
 
+/// Lanes that share one general XYZZ addition in the reduce and finish kernels ([`quad_add_step`]).
+pub const QUAD: u32 = 4;
+
+/// The workspace of a quad addition, one field element per slot: `P1 = (X1, Y1, ZZ1, ZZZ1)` (also the result),
+/// `P2`, then the intermediate values of add-2008-s.
+pub mod quad_slot {
+    pub const X1: usize = 0;
+    pub const ZZ1: usize = 2;
+    pub const ZZZ1: usize = 3;
+    pub const X2: usize = 4;
+    pub const Y2: usize = 5;
+    pub const ZZ2: usize = 6;
+    pub const ZZZ2: usize = 7;
+    pub const U1: usize = 8;
+    pub const U2: usize = 9;
+    pub const S1: usize = 10;
+    pub const S2: usize = 11;
+    pub const ZZ12: usize = 12;
+    pub const ZZZ12: usize = 13;
+    pub const PP: usize = 14;
+    pub const RR: usize = 15;
+    pub const PPP: usize = 16;
+    pub const ZZ3: usize = 17;
+    pub const Q1: usize = 18;
+    pub const ZZZ3: usize = 19;
+    pub const S1PPP: usize = 20;
+    pub const RQX: usize = 21;
+    /// Slots per workspace.
+    pub const COUNT: usize = 22;
+}
+
+/// What a group of [`QUAD`] lanes does after a step of [`quad_add_step`] (the same for all four: it depends
+/// only on workspace values every lane read after the same barrier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuadFlow {
+    /// Run step `step + 1`.
+    Next,
+    /// `P1` is the identity: run [`QUAD_COPY_STEP`] (`P1 ← P2`).
+    Copy,
+    /// The workspace's `P1` holds the sum.
+    Done,
+}
+
+/// The step that copies `P2` into `P1` (lane `k` copies coordinate `k`).
+pub const QUAD_COPY_STEP: u32 = 5;
+
+/// Dynamic shared memory of a reduce or finish block of `block` threads over a field of `field_bytes` bytes:
+/// one quad workspace per group of [`QUAD`] threads.
+pub const fn quad_shared_bytes(block: u32, field_bytes: usize) -> usize {
+    (block / QUAD) as usize * quad_slot::COUNT * field_bytes
+}
+
+/// One step of `P1 ← P1 + P2` (XYZZ, add-2008-s, exactly [`Xyzz::add`]'s values) run by lane `lane < 4` of a
+/// group that shares the workspace (`get`/`set` slot `i`, [`quad_slot`]). Between two steps the group needs
+/// a barrier (its lanes read what the others wrote). Each step gives every lane at most one product, so
+/// the addition's 12M + 2S take 4 product latencies instead of 14 in a row: the reduce and finish kernels are
+/// a tree of additions one after another, bound by that latency (H200: ~15-22 µs per serial addition there).
+///
+/// In a step every lane writes only slots that no lane reads in it (checked by the model's lane-by-lane
+/// replay, which would disagree with [`Xyzz::add`] otherwise).
+#[inline(always)]
+pub fn quad_add_step<F: Field>(step: u32, lane: u32, get: impl Fn(usize) -> F, mut set: impl FnMut(usize, F)) -> QuadFlow {
+    use quad_slot::*;
+    let lane = (lane & 3) as usize;
+    let p = || get(U2).sub(&get(U1));
+    let r = || get(S2).sub(&get(S1));
+    // Each product step selects its lane's two factors and destination, then runs one multiplication (one
+    // inlined copy per step keeps the kernels small; lane 3 idles in steps 2 and 3).
+    let (a, b, dst) = match step {
+        0 => {
+            if get(ZZ2).is_zero() {
+                return QuadFlow::Done;
+            }
+            if get(ZZ1).is_zero() {
+                return QuadFlow::Copy;
+            }
+            // U1 = X1·ZZ2, U2 = X2·ZZ1, S1 = Y1·ZZZ2, S2 = Y2·ZZZ1.
+            let (a, b) = [(X1, ZZ2), (X2, ZZ1), (X1 + 1, ZZZ2), (Y2, ZZZ1)][lane];
+            (get(a), get(b), U1 + lane)
+        }
+        // ZZ1·ZZ2, ZZZ1·ZZZ2, PP = P², RR = R².
+        1 => match lane {
+            0 => (get(ZZ1), get(ZZ2), ZZ12),
+            1 => (get(ZZZ1), get(ZZZ2), ZZZ12),
+            2 => (p(), p(), PP),
+            _ => (r(), r(), RR),
+        },
+        2 => {
+            let p = p();
+            if p.is_zero() {
+                // Same x: the doubling of (U1, S1, ZZ1·ZZ2, ZZZ1·ZZZ2) = P1 when also R = 0, else the identity.
+                if r().is_zero() {
+                    if lane == 0 {
+                        let p1 = Xyzz { x: get(U1), y: get(S1), zz: get(ZZ12), zzz: get(ZZZ12) };
+                        let d = crate::curve::outlined::double(&p1);
+                        set(X1, d.x);
+                        set(X1 + 1, d.y);
+                        set(ZZ1, d.zz);
+                        set(ZZZ1, d.zzz);
+                    }
+                } else {
+                    set(X1 + lane, F::ZERO);
+                }
+                return QuadFlow::Done;
+            }
+            // PPP = P·PP, ZZ3 = ZZ12·PP, Q1 = U1·PP.
+            match lane {
+                0 => (p, get(PP), PPP),
+                1 => (get(ZZ12), get(PP), ZZ3),
+                2 => (get(U1), get(PP), Q1),
+                _ => return QuadFlow::Next,
+            }
+        }
+        // ZZZ3 = ZZZ12·PPP, S1·PPP, R·(Q1 − X3).
+        3 => match lane {
+            0 => (get(ZZZ12), get(PPP), ZZZ3),
+            1 => (get(S1), get(PPP), S1PPP),
+            2 => {
+                let x3 = get(RR).sub(&get(PPP)).sub(&get(Q1).double());
+                (r(), get(Q1).sub(&x3), RQX)
+            }
+            _ => return QuadFlow::Next,
+        },
+        4 => {
+            // X3 = RR − PPP − 2·Q1, Y3 = R·(Q1 − X3) − S1·PPP, ZZ3, ZZZ3 into P1.
+            let v = match lane {
+                0 => get(RR).sub(&get(PPP)).sub(&get(Q1).double()),
+                1 => get(RQX).sub(&get(S1PPP)),
+                2 => get(ZZ3),
+                _ => get(ZZZ3),
+            };
+            set(X1 + lane, v);
+            return QuadFlow::Done;
+        }
+        _ => {
+            set(X1 + lane, get(X2 + lane));
+            return QuadFlow::Done;
+        }
+    };
+    set(dst, a.mul(&b));
+    QuadFlow::Next
+}
+
 /// `acc + other` for the shared-memory trees (general XYZZ addition, 12M + 2S).
 #[inline(always)]
 pub fn combine<F: Field>(acc: &Xyzz<F>, other: &Xyzz<F>) -> Xyzz<F> {
@@ -355,12 +498,68 @@ pub mod model {
             .collect()
     }
 
-    /// The finish kernel for one set: thread `t` sums partials `t, t + block, …`, then the tree.
+    /// `p1 + p2` by [`quad_add_step`], replayed lane by lane and step by step: every lane reads the workspace
+    /// as the step's barrier left it, and the step's writes land after it. Panics if the lanes disagree on the
+    /// flow, if two lanes write one slot, or if a lane writes a slot some lane reads in the same step (a race
+    /// on the GPU).
+    pub fn quad_add<F: Field>(p1: &Xyzz<F>, p2: &Xyzz<F>) -> Xyzz<F> {
+        use std::cell::RefCell;
+        let mut ws = vec![F::ZERO; quad_slot::COUNT];
+        ws[..4].copy_from_slice(&[p1.x, p1.y, p1.zz, p1.zzz]);
+        ws[4..8].copy_from_slice(&[p2.x, p2.y, p2.zz, p2.zzz]);
+        let mut step = 0;
+        loop {
+            let reads = RefCell::new(Vec::new());
+            let mut writes: Vec<(usize, F)> = Vec::new();
+            let flows: Vec<QuadFlow> = (0..QUAD)
+                .map(|lane| {
+                    quad_add_step(
+                        step,
+                        lane,
+                        |i| {
+                            reads.borrow_mut().push(i);
+                            ws[i]
+                        },
+                        |i, v| writes.push((i, v)),
+                    )
+                })
+                .collect();
+            assert!(flows.iter().all(|&f| f == flows[0]), "step {step}: lanes disagree: {flows:?}");
+            for (k, &(i, _)) in writes.iter().enumerate() {
+                assert!(writes[..k].iter().all(|&(j, _)| j != i), "step {step}: slot {i} written twice");
+                assert!(!reads.borrow().contains(&i), "step {step}: slot {i} written and read");
+            }
+            for (i, v) in writes {
+                ws[i] = v;
+            }
+            match flows[0] {
+                QuadFlow::Next => step += 1,
+                QuadFlow::Copy => step = QUAD_COPY_STEP,
+                QuadFlow::Done => return Xyzz { x: ws[0], y: ws[1], zz: ws[2], zzz: ws[3] },
+            }
+        }
+    }
+
+    /// A reduce or finish block of `block` threads over `inputs` (the block's share of a set): group `g` of
+    /// `block / QUAD` sums inputs `g, g + groups, …` by quad additions, then the groups' sums go through the
+    /// same tree as [`tree`], with quad additions.
+    pub fn quad_block<F: Field>(inputs: &[Xyzz<F>], block: u32) -> Xyzz<F> {
+        let groups = (block / QUAD) as usize;
+        let mut sums: Vec<Xyzz<F>> =
+            (0..groups).map(|g| inputs.iter().skip(g).step_by(groups).fold(Xyzz::IDENTITY, |a, p| quad_add(&a, p))).collect();
+        let mut stride = groups / 2;
+        while stride > 0 {
+            for g in 0..stride {
+                sums[g] = quad_add(&sums[g], &sums[g + stride]);
+            }
+            stride /= 2;
+        }
+        sums[0]
+    }
+
+    /// The finish kernel for one set ([`quad_block`] over all the set's partials), as Jacobian.
     pub fn finish<F: Field>(partials: &[Xyzz<F>], block: u32) -> Jacobian<F> {
-        let accs = (0..block as usize)
-            .map(|t| partials.iter().skip(t).step_by(block as usize).fold(Xyzz::IDENTITY, |a, p| combine(&a, p)))
-            .collect();
-        tree(accs).to_jacobian()
+        quad_block(partials, block).to_jacobian()
     }
 
     /// One lane of the model's affine level: the GPU's mapping, plain slices instead of staging.

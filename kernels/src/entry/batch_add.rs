@@ -5,7 +5,8 @@
 //! - `batch_add_{C}_accumulate(points, set_offsets, bitmap, lane_sums)`: grid `(blocks_per_set, sets)`; one
 //!   XYZZ sum per thread (no general additions here, so the kernel keeps the mixed add's register count);
 //! - `batch_add_{C}_reduce(input, in_per_set, output)`: grid `(out_per_set, sets)`, shared memory
-//!   `blockDim.x · size_of(Xyzz)`; strided sums then a block tree, one XYZZ partial per block;
+//!   `quad_shared_bytes(blockDim.x, size_of(F))`; groups of four threads share each general addition
+//!   (`quad_add_step`): strided sums per group, then a tree over the groups, one XYZZ partial per block;
 //! - `batch_add_{C}_finish(input, in_per_set, out)`: the same with grid `(1, sets)`, writing `out[set]` as
 //!   Jacobian;
 //! - `batch_add_{C}_affine_level(input, count, shift, output)`: one affine halving level over
@@ -19,12 +20,13 @@
 //! `batch_add_classify_scalars`, `batch_add_count_chunks`, `batch_add_selected_totals`,
 //! `batch_add_compact_indices`.
 use crate::batch_add::{
-    CHUNK_BYTES, LEVEL_BLOCK_PAIRS, LevelLane, ScalarClass, WINDOW, accumulate_lane, affine_level_lane, classify_scalar,
-    combine, level_blocks_of_warp, level_input_len, selection_word, stage_stride, window_range,
+    CHUNK_BYTES, LEVEL_BLOCK_PAIRS, LevelLane, QUAD, QUAD_COPY_STEP, QuadFlow, ScalarClass, WINDOW, accumulate_lane,
+    affine_level_lane, classify_scalar, level_blocks_of_warp, level_input_len, quad_add_step, quad_slot, selection_word,
+    stage_stride, window_range,
 };
-use crate::curve::{Affine, Jacobian, Xyzz, outlined};
+use crate::curve::{Affine, Jacobian, Xyzz};
 use crate::device::{
-    FULL_MASK, SharedArena, SharedSlice, atomic::atomic_add_u32, ballot, block_dim_x, block_idx, grid_dim,
+    FULL_MASK, SharedArena, atomic::atomic_add_u32, ballot, block_dim_x, block_idx, grid_dim,
     WARP_SIZE, copy16_shared_to_global, cp_async16, cp_async_wait_all, lane_id, shfl_xor_u32, sync_threads, sync_warp,
     shfl_idx_u32, shfl_up_u32, thread_idx_x, warp_id_in_block,
 };
@@ -39,37 +41,6 @@ pub const CHUNK_WORDS: u32 = 1024;
 /// Threads per block of the compaction kernels.
 pub const COMPACT_BLOCK: u32 = 256;
 const WORDS_PER_THREAD: u32 = CHUNK_WORDS / COMPACT_BLOCK;
-
-/// Every thread of the block contributes `value`; thread 0 gets the tree sum of the block (others get
-/// garbage). `slots` holds one point per thread.
-///
-/// # Safety
-/// Called by every thread of the block (it contains barriers); `slots.len() >= blockDim.x`, a power of two.
-#[inline(always)]
-unsafe fn block_sum<F: Field>(slots: &SharedSlice<Xyzz<F>>, value: Xyzz<F>) -> Xyzz<F> {
-    let t = thread_idx_x();
-    // SAFETY: t < blockDim.x <= slots.len(); each thread writes only its own slot before the barrier.
-    unsafe { slots.set_unchecked(t as usize, value) };
-    let mut stride = block_dim_x() / 2;
-    while stride > 0 {
-        // SAFETY: all threads reach the barrier (the loop bound is block-uniform).
-        unsafe { sync_threads() };
-        if t < stride {
-            // SAFETY: t + stride < blockDim.x; slot t is written only by thread t and slot t + stride is not
-            // written in this step (t + stride >= stride), barriers separate the steps.
-            unsafe {
-                let sum = combine(&slots.get_unchecked(t as usize), &slots.get_unchecked((t + stride) as usize));
-                slots.set_unchecked(t as usize, sum);
-            }
-        }
-        stride /= 2;
-    }
-    // SAFETY: as above; the final barrier makes slot 0 visible (only thread 0 uses the result).
-    unsafe {
-        sync_threads();
-        slots.get_unchecked(0)
-    }
-}
 
 /// Body of `batch_add_{C}_accumulate`.
 ///
@@ -106,26 +77,83 @@ unsafe fn accumulate<F: Field>(
     unsafe { lane_sums.add(set * per_set + thread).write(acc) };
 }
 
-/// Block `b` of set `s` sums entries `k ≡ b·B + t (mod out_per_set·B)` of the set's `in_per_set` inputs.
+/// `ws`'s `P1 ← P1 + P2` by the four lanes of this thread's group ([`quad_add_step`]), a group barrier after
+/// every step.
 ///
 /// # Safety
-/// See the kernels' docs.
+/// Called by all four lanes of the group (`mask` = their bits) with the same `ws`: [`quad_slot::COUNT`] field
+/// elements of shared memory that no other thread touches meanwhile, `P1` and `P2` written before a barrier.
+#[inline(always)]
+unsafe fn quad_add<F: Field>(ws: *mut F, lane: u32, mask: u32) {
+    let mut step = 0;
+    loop {
+        // SAFETY: slots < quad_slot::COUNT; a step's reads and writes are disjoint (quad_add_step), and the
+        // barrier below orders them against the next step.
+        let flow = quad_add_step(step, lane, |i| unsafe { ws.add(i).read() }, |i, v| unsafe { ws.add(i).write(v) });
+        // SAFETY: the flow is the same for the group's four lanes (it depends on slots they all read after the
+        // same barrier), so all of them reach this barrier as often.
+        unsafe { sync_warp(mask) };
+        match flow {
+            QuadFlow::Next => step += 1,
+            QuadFlow::Copy => step = QUAD_COPY_STEP,
+            QuadFlow::Done => return,
+        }
+    }
+}
+
+/// The block's sum of its share of set `s` (thread 0 gets it): group `g` of `G` (four threads, one quad
+/// workspace in shared memory) sums entries `k ≡ b·G + g (mod out_per_set·G)` of the set's `in_per_set`
+/// inputs, then the groups' sums go through a tree (`g ← g + (g + stride)`, a block barrier per level).
+///
+/// # Safety
+/// See the kernels' docs; `blockDim.x` a power of two and a multiple of 4, dynamic shared memory at least
+/// `quad_shared_bytes(blockDim.x, size_of::<F>())`.
 #[inline(always)]
 unsafe fn block_partial<F: Field>(input: *const Xyzz<F>, in_per_set: u32) -> Xyzz<F> {
     let (block, grid) = (block_idx(), grid_dim());
     let set = block.y as usize;
-    let stride = grid.x * block_dim_x();
-    let mut acc = Xyzz::<F>::IDENTITY;
-    let mut k = block.x * block_dim_x() + thread_idx_x();
-    while k < in_per_set {
-        // SAFETY: input holds in_per_set entries per set; k < in_per_set.
-        outlined::add_assign(&mut acc, unsafe { &*input.add(set * in_per_set as usize + k as usize) });
-        k += stride;
+    let t = thread_idx_x();
+    let (group, lane, groups) = (t / QUAD, t % QUAD, block_dim_x() / QUAD);
+    let mask = 0xf << (t % WARP_SIZE / QUAD * QUAD);
+    if groups == 0 || block_dim_x() % QUAD != 0 {
+        // SAFETY: trap ends the kernel (a launch error); nothing is written. Uniform over the block.
+        unsafe { core::arch::nvptx::trap() }
     }
     let mut arena = SharedArena::dynamic();
-    let slots = shared_or_trap::<Xyzz<F>>(&mut arena, block_dim_x());
-    // SAFETY: every thread of the block calls block_sum; slots has blockDim.x entries.
-    unsafe { block_sum(&slots, acc) }
+    let all = shared_or_trap::<F>(&mut arena, groups * quad_slot::COUNT as u32).as_ptr();
+    let ws = |g: u32| all.wrapping_add(g as usize * quad_slot::COUNT);
+    let mine = ws(group);
+    // SAFETY (this function's shared accesses): lane `lane` writes coordinate `lane` of P1 or P2 of its own
+    // group's workspace between the group's steps; barriers as commented.
+    unsafe {
+        mine.add(quad_slot::X1 + lane as usize).write(F::ZERO);
+        let stride = grid.x * groups;
+        let mut k = block.x * groups + group;
+        while k < in_per_set {
+            // Coordinate `lane` of input k (Xyzz is four F's, repr(C)); k < in_per_set.
+            let src = input.add(set * in_per_set as usize + k as usize).cast::<F>();
+            mine.add(quad_slot::X2 + lane as usize).write(src.add(lane as usize).read());
+            sync_warp(mask);
+            quad_add(mine, lane, mask);
+            k += stride;
+        }
+        let mut half = groups / 2;
+        while half > 0 {
+            // Every thread reaches the barrier (the loop bound is block-uniform): the groups' previous sums
+            // are complete before another group reads them.
+            sync_threads();
+            if group < half {
+                // Group g + half wrote its sum before the barrier and does not write in this level.
+                mine.add(quad_slot::X2 + lane as usize).write(ws(group + half).add(lane as usize).read());
+                sync_warp(mask);
+                quad_add(mine, lane, mask);
+            }
+            half /= 2;
+        }
+        sync_threads();
+        let sum = ws(0);
+        Xyzz { x: sum.read(), y: sum.add(1).read(), zz: sum.add(2).read(), zzz: sum.add(3).read() }
+    }
 }
 
 /// Body of `batch_add_{C}_reduce`.
@@ -561,8 +589,8 @@ macro_rules! batch_add_kernels {
         #[doc = concat!("Shrinks each set's ", $curve, " XYZZ partials: `in_per_set` -> `gridDim.x` per set.")]
         ///
         /// # Safety
-        /// Grid `(out_per_set, sets)`, 1-D blocks of a power-of-two number of threads, dynamic shared memory
-        /// >= `blockDim.x · size_of::<Xyzz>()` (less traps). `input` holds `in_per_set · sets` entries, `output`
+        /// Grid `(out_per_set, sets)`, 1-D blocks of a power-of-two number (>= 4) of threads, four per
+        /// addition, dynamic shared memory >= `quad_shared_bytes(blockDim.x, size_of::<F>())` (less traps). `input` holds `in_per_set · sets` entries, `output`
         /// `out_per_set · sets`; thread 0 of block `(b, s)` writes `output[s · out_per_set + b]`. No aliasing.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $reduce(
@@ -577,8 +605,8 @@ macro_rules! batch_add_kernels {
         #[doc = concat!("Sums each set's ", $curve, " partials; `out[s]` is Jacobian (blstrs projective).")]
         ///
         /// # Safety
-        /// Grid `(1, sets)`, 1-D blocks of a power-of-two number of threads, dynamic shared memory
-        /// >= `blockDim.x · size_of::<Xyzz>()` (less traps). `input` holds `in_per_set · sets` entries, `out`
+        /// Grid `(1, sets)`, 1-D blocks of a power-of-two number (>= 4) of threads, four per addition,
+        /// dynamic shared memory >= `quad_shared_bytes(blockDim.x, size_of::<F>())` (less traps). `input` holds `in_per_set · sets` entries, `out`
         /// holds `sets`; thread 0 of block `(0, s)` writes `out[s]`. No aliasing.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $finish(
