@@ -15,7 +15,7 @@ use zkgpu::Error;
 use zkgpu::batch_add::{G1, G2};
 use zkgpu::batch_add_cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 use zkgpu_kernels::batch_add::{
-    ScalarClass, classify_scalar, model, nth_set_bit, selection_word, window_range,
+    FINISH_BLOCK, ScalarClass, classify_scalar, model, nth_set_bit, selection_word, window_range,
 };
 use zkgpu_kernels::curve::{Affine, Xyzz};
 use zkgpu_kernels::field::Field;
@@ -36,7 +36,7 @@ fn model_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>, fi
     let ours: Vec<Affine<C::Field>> = points.iter().map(cast).collect();
     let lane_sums = model::accumulate(&ours, bitmap, first as u32, blocks, 32);
     // The GPU's reduce kernels regroup partials (any grouping is the same sum); finish as the GPU does.
-    cast(&model::finish(&lane_sums, 64))
+    cast(&model::finish(&lane_sums, FINISH_BLOCK))
 }
 
 fn check_model<C: CurveUnderTest>(name: &str)

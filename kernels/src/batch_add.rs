@@ -44,8 +44,9 @@ pub const WINDOW: u32 = 32;
 pub const G1_ACCUMULATE_BLOCK: u32 = 128;
 /// Threads per block of the G2 accumulate kernel (384 B of shared memory per thread; 255 registers).
 pub const G2_ACCUMULATE_BLOCK: u32 = 64;
-/// Threads per block of the finish kernels (one block per set).
-pub const FINISH_BLOCK: u32 = 64;
+/// Threads per block of the finish kernels (one block per set): 64 additions in flight, so a finish takes the
+/// ~330 partials of a 2^20 sum's one reduce level without a second, nearly empty one.
+pub const FINISH_BLOCK: u32 = 256;
 /// Threads per block of the affine level kernels.
 pub const AFFINE_LEVEL_BLOCK: u32 = 64;
 
