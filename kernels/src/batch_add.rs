@@ -14,8 +14,9 @@
 //!    on an unselected point), and with all points selected lane `l` adds point `32k + l`: coalesced loads.
 //!    The block then sums its accumulators in a shared-memory tree (general XYZZ adds) and writes one
 //!    partial per block.
-//! 2. **Finish** (one block per set): sums the set's partials (strided, then the same tree) and writes the
-//!    result as Jacobian, which is `blstrs::G1Projective` / `G2Projective`.
+//! 2. **Reduce** levels and a **finish** (one block per set) sum the set's partials and write the result as
+//!    Jacobian, which is `blstrs::G1Projective` / `G2Projective`. That tail is a chain of general additions one
+//!    after another, so four lanes share each addition ([`quad_add_step`]: 4 product latencies, not 14).
 //!
 //! # Affine addition with batch inversion (variant `affine`)
 //! One *level* halves a list of affine points: `out[i] = in[2i] + in[2i + 1]` (the last point passes through
@@ -444,7 +445,8 @@ pub fn quad_add_step<F: Field>(step: u32, lane: u32, get: impl Fn(usize) -> F, m
     QuadFlow::Next
 }
 
-/// `acc + other` for the shared-memory trees (general XYZZ addition, 12M + 2S).
+/// `acc + other` (general XYZZ addition, 12M + 2S) for the model's per-block trees ([`model::tree`]); the GPU's
+/// reduce and finish kernels run the same addition as [`quad_add_step`].
 #[inline(always)]
 pub fn combine<F: Field>(acc: &Xyzz<F>, other: &Xyzz<F>) -> Xyzz<F> {
     crate::curve::outlined::add(acc, other)
