@@ -9,9 +9,12 @@
 //! output) is one [`NttConfig`]; a buffer holding several transforms of one size back to back is a batch.
 //! Definitions are those of the CPU reference, [`crate::ntt_cpu`]. How the kernels work: `zkgpu_kernels::ntt`.
 //!
-//! Cost: NR (natural in, bit-reversed out) and RN are the cheap orderings (one DIF or DIT sweep of
-//! ceil(L/10) passes); NN and RR add one in-place permutation pass. Scaling (n^-1, coset powers) is folded
-//! into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's
+//! Cost: every ordering is one DIF or DIT sweep of ceil(L/10) passes. NR (natural in, bit-reversed out) is a
+//! DIF and RN a DIT, in place. NN and RR are a DIF with the bit-reversal permutation folded into its last
+//! store or first load; with more than one pass that runs out of place through a scratch buffer of the
+//! batch's size, which `Ntt` keeps for later calls ([`Ntt::release_scratch`] frees it). When the scratch
+//! cannot be allocated they fall back to an in-place permutation pass. Scaling (n^-1, coset powers) is
+//! folded into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's
 //! coset round trip cancels) with no permutation except the final one and with the inverse's n^-1 folded
 //! into the coset powers; its building blocks, [`Ntt::groth16_h_prepare`] (A and B),
 //! [`Ntt::groth16_h_prepare_c`] (C) and [`Ntt::groth16_h_combine`] (the rest), let a caller start each vector
@@ -24,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use ff::Field;
 pub use zkgpu_kernels::ntt::{PassParams, Scale, ScaleMode};
 use zkgpu_kernels::ntt::plan;
@@ -202,6 +205,9 @@ pub struct Ntt {
     h_pointwise: CudaFunction,
     h_subtract: CudaFunction,
     tables: Mutex<Tables>,
+    /// The out-of-place buffer of NN and RR transforms (at least the largest batch seen so far; locked after
+    /// `tables` when both are held).
+    scratch: Mutex<Option<DeviceBuffer<Scalar>>>,
 }
 
 /// Threads per block of the element-wise kernels.
@@ -220,6 +226,7 @@ impl Ntt {
             h_pointwise: gpu.function("ntt_h_pointwise")?,
             h_subtract: gpu.function("ntt_h_subtract")?,
             tables: Mutex::new(Tables::default()),
+            scratch: Mutex::new(None),
         })
     }
 
@@ -228,8 +235,8 @@ impl Ntt {
         &self.gpu
     }
 
-    /// Builds the tables a transform of size `n` with `cfg` needs, so that later calls only launch kernels
-    /// (benchmarks call this before timing).
+    /// Builds the tables (and for NN and RR the scratch buffer) a transform of size `n` with `cfg` needs, so
+    /// that later calls only launch kernels (benchmarks call this before timing).
     pub fn prepare(&self, n: usize, cfg: NttConfig) -> Result<()> {
         let log_n = checked_log_n(n)?;
         if log_n == 0 {
@@ -240,11 +247,16 @@ impl Ntt {
         if let Some(kind) = scale_kind(cfg) {
             self.scale_tables(&mut tables, log_n, kind)?;
         }
+        if schedule(log_n, 1, cfg, log_n, true).iter().any(Step::uses_scratch) {
+            self.grow_scratch(&mut self.lock_scratch(), n)?;
+        }
         Ok(())
     }
 
     /// Transforms `data` in place: `data.len() / n` transforms of size `n` back to back. Queued on the
-    /// compute stream; returns without waiting (a download or [`Gpu::synchronize`] waits).
+    /// compute stream; returns without waiting (a download or [`Gpu::synchronize`] waits). NN and RR
+    /// transforms of more than 2^10 elements go through the scratch buffer, allocated here when it is smaller
+    /// than `data` (see the module docs).
     pub fn run(&self, data: &mut DeviceBuffer<Scalar>, n: usize, cfg: NttConfig) -> Result<()> {
         let (log_n, batch) = check_shape(data.len(), n)?;
         let span = tracing::debug_span!("zkgpu.ntt", log_n, batch, cfg = %cfg.name());
@@ -260,10 +272,47 @@ impl Ntt {
             self.scale_tables(&mut tables, log_n, kind)?;
         }
         let log_table = tables.twiddles[direction_slot(cfg.direction)].as_ref().map_or(log_n, |t| t.0);
-        for step in schedule(log_n, batch, cfg, log_table) {
-            self.launch_step(&tables, data, log_n, &step)?;
+        let mut scratch = self.lock_scratch();
+        let folded = schedule(log_n, batch, cfg, log_table, true);
+        let uses_scratch = folded.iter().any(Step::uses_scratch);
+        let have_scratch = uses_scratch && self.grow_scratch(&mut scratch, data.len())?;
+        let steps = if uses_scratch && !have_scratch { schedule(log_n, batch, cfg, log_table, false) } else { folded };
+        for step in &steps {
+            self.launch_step(&tables, data, scratch.as_mut(), log_n, step)?;
         }
         Ok(())
+    }
+
+    /// Elements in the cached scratch buffer of NN and RR transforms (0 when there is none).
+    pub fn scratch_len(&self) -> usize {
+        self.lock_scratch().as_ref().map_or(0, |s| s.len())
+    }
+
+    /// Frees the scratch buffer of NN and RR transforms (the next such call allocates it again). Waits for
+    /// the work queued on the compute stream only as the driver's free does.
+    pub fn release_scratch(&self) {
+        *self.lock_scratch() = None;
+    }
+
+    /// Makes the scratch buffer at least `len` elements long. `Ok(false)` when the device has no room for it
+    /// (the caller then permutes in place instead); other errors are returned.
+    fn grow_scratch(&self, scratch: &mut Option<DeviceBuffer<Scalar>>, len: usize) -> Result<bool> {
+        if scratch.as_ref().is_some_and(|s| s.len() >= len) {
+            return Ok(true);
+        }
+        // Free the smaller one first, so the two need not fit together.
+        *scratch = None;
+        match self.gpu.alloc_zeroed::<Scalar>(len) {
+            Ok(buf) => {
+                *scratch = Some(buf);
+                Ok(true)
+            }
+            Err(Error::OutOfMemory { requested, .. }) => {
+                tracing::debug!(requested, "NTT scratch does not fit: permuting in place");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Transforms a host slice (pinned or pageable): upload, [`Ntt::run`], download into `data`. On error
@@ -370,7 +419,7 @@ impl Ntt {
         let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, None);
         steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_fwd, Some(ScaleKind::InverseThenCoset)));
         for step in &steps {
-            self.launch_step(tables, v, log_n, step)?;
+            self.launch_step(tables, v, None, log_n, step)?;
         }
         Ok(())
     }
@@ -382,7 +431,7 @@ impl Ntt {
         }
         let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
         for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::InverseN)) {
-            self.launch_step(tables, c, log_n, step)?;
+            self.launch_step(tables, c, None, log_n, step)?;
         }
         Ok(())
     }
@@ -407,7 +456,7 @@ impl Ntt {
         if log_n > 0 {
             let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
             for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse)) {
-                self.launch_step(tables, a, log_n, step)?;
+                self.launch_step(tables, a, None, log_n, step)?;
             }
         }
         // Both a and c are coefficients in bit-reversed order here.
@@ -417,7 +466,7 @@ impl Ntt {
         // mutably, so distinct from c); grid-stride loop bounded by count = n.
         unsafe { launch.launch(self.elementwise_config(n)) }?;
         if log_n > 0 {
-            self.launch_step(tables, a, log_n, &Step::Permute)?;
+            self.launch_step(tables, a, None, log_n, &Step::Permute)?;
         }
         Ok(())
     }
@@ -426,6 +475,11 @@ impl Ntt {
         // The tables are a cache whose entries are inserted only once complete: a panic elsewhere while the
         // lock was held leaves nothing half-built, so a poisoned lock is still usable.
         self.tables.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn lock_scratch(&self) -> MutexGuard<'_, Option<DeviceBuffer<Scalar>>> {
+        // The scratch holds no state between calls, so a poisoned lock is still usable.
+        self.scratch.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Grid-stride launch for the element-wise kernels.
@@ -464,11 +518,19 @@ impl Ntt {
         Ok(())
     }
 
-    /// Queues one step of a schedule on the compute stream.
-    fn launch_step(&self, tables: &Tables, data: &mut DeviceBuffer<Scalar>, log_n: u32, step: &Step) -> Result<()> {
-        let (params, dit, direction, kind) = match step {
+    /// Queues one step of a schedule on the compute stream (`scratch`: the scratch buffer, at least as long as
+    /// `data`, when the step uses it).
+    fn launch_step(
+        &self,
+        tables: &Tables,
+        data: &mut DeviceBuffer<Scalar>,
+        scratch: Option<&mut DeviceBuffer<Scalar>>,
+        log_n: u32,
+        step: &Step,
+    ) -> Result<()> {
+        let (params, dit, direction, kind, src, dst) = match step {
             Step::Permute => return self.permute(data, log_n),
-            Step::Pass { params, dit, direction, scale } => (params, *dit, *direction, *scale),
+            Step::Pass { params, dit, direction, scale, src, dst } => (params, *dit, *direction, *scale, *src, *dst),
         };
         let missing = || Error::InvalidLaunch(format!("NTT table for 2^{log_n} was not prepared"));
         let (log_table, twiddles) = tables.twiddles[direction_slot(direction)].as_ref().ok_or_else(missing)?;
@@ -485,9 +547,18 @@ impl Ntt {
             }
             None => (twiddles.raw(), twiddles.raw()),
         };
-        if !params.is_valid() || params.log_table != *log_table {
-            return Err(Error::InvalidLaunch(format!("NTT pass geometry {params:?}")));
+        let tile_holds_transforms = params.log_tile() >= log_n;
+        let reverses = params.reverse_in || params.reverse_out;
+        if !params.is_valid() || params.log_table != *log_table || (src == dst && reverses && !tile_holds_transforms) {
+            return Err(Error::InvalidLaunch(format!("NTT pass geometry {params:?} ({src:?} -> {dst:?})")));
         }
+        let scratch = match scratch {
+            Some(s) if s.len() >= data.len() => Some(s),
+            _ if src == Buffer::Scratch || dst == Buffer::Scratch => {
+                return Err(Error::InvalidLaunch("NTT scratch buffer missing or too small".into()));
+            }
+            _ => None,
+        };
         let tiles = data.len() >> params.log_tile();
         let grid = u32::try_from(tiles).map_err(|_| Error::InvalidLaunch(format!("{tiles} NTT tiles")))?;
         let cfg = LaunchConfig {
@@ -498,11 +569,28 @@ impl Ntt {
         let [w0, w1] = params.encode();
         let function = if dit { &self.pass_dit } else { &self.pass_dif };
         let mut launch = self.gpu.stream().launch_builder(function);
-        launch.arg(data.raw_mut()).arg(twiddles.raw()).arg(lo).arg(hi).arg(&w0).arg(&w1);
+        // In place, the source is the destination's address as a plain pointer (the destination argument
+        // borrows the buffer mutably and orders the stream's accesses to it).
+        let in_place_source: u64;
+        match (src, scratch) {
+            (Buffer::Data, Some(s)) if dst == Buffer::Scratch => launch.arg(data.raw()).arg(s.raw_mut()),
+            (Buffer::Scratch, Some(s)) if dst == Buffer::Data => launch.arg(s.raw()).arg(data.raw_mut()),
+            (Buffer::Scratch, Some(s)) => {
+                in_place_source = device_address(s, self.gpu.stream());
+                launch.arg(&in_place_source).arg(s.raw_mut())
+            }
+            _ => {
+                in_place_source = device_address(data, self.gpu.stream());
+                launch.arg(&in_place_source).arg(data.raw_mut())
+            }
+        };
+        launch.arg(twiddles.raw()).arg(lo).arg(hi).arg(&w0).arg(&w1);
         // SAFETY: the grid has one block per tile of 2^log_tile elements (data.len() is a multiple: the plan
-        // divides batch * n), threads() threads and 32 bytes of shared memory per element. The twiddle table
+        // divides batch * n), threads() threads and 32 bytes of shared memory per element. Source and
+        // destination hold data.len() elements each and are the same buffer or distinct ones; the same only
+        // when the pass reverses nothing or its tile holds whole transforms (checked above). The twiddle table
         // holds 2^(log_table-1) >= n/2 entries; the scale tables match the pass's mode and lo_bits and hold
-        // 2^lo_bits and n >> lo_bits entries (one each when constant). Tables and data are distinct buffers.
+        // 2^lo_bits and n >> lo_bits entries (one each when constant). Tables, data and scratch are distinct.
         unsafe { launch.launch(cfg) }?;
         Ok(())
     }
@@ -545,17 +633,41 @@ impl Ntt {
     }
 }
 
+/// The device address of `buf`, for a kernel argument that aliases another one.
+fn device_address(buf: &DeviceBuffer<Scalar>, stream: &std::sync::Arc<cudarc::driver::CudaStream>) -> u64 {
+    let (address, _read_recorded) = buf.raw().device_ptr(stream);
+    address
+}
+
+/// The buffers a pass reads and writes (public for the CPU emulation in the tests).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    /// The caller's buffer.
+    Data,
+    /// The `Ntt`'s scratch buffer, as long as the caller's.
+    Scratch,
+}
+
 /// One step of a transform's schedule (public for the CPU emulation in the tests).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
     /// In-place bit-reversal of each transform.
     Permute,
-    /// One kernel pass.
-    Pass { params: PassParams, dit: bool, direction: Direction, scale: Option<ScaleKind> },
+    /// One kernel pass from `src` to `dst`.
+    Pass { params: PassParams, dit: bool, direction: Direction, scale: Option<ScaleKind>, src: Buffer, dst: Buffer },
 }
 
-/// The passes of one DIF or DIT sweep, with `kind`'s scaling folded into the first (on load) or last pass.
+impl Step {
+    /// Whether the step reads or writes the scratch buffer.
+    pub fn uses_scratch(&self) -> bool {
+        matches!(self, Step::Pass { src: Buffer::Scratch, .. } | Step::Pass { dst: Buffer::Scratch, .. })
+    }
+}
+
+/// The passes of one DIF or DIT sweep, in place, with `kind`'s scaling folded into the first (on load) or last
+/// pass.
 #[doc(hidden)]
 pub fn sweep(log_n: u32, batch: usize, sweep: Sweep, direction: Direction, log_table: u32, kind: Option<ScaleKind>) -> Vec<Step> {
     let scale = match kind {
@@ -571,26 +683,48 @@ pub fn sweep(log_n: u32, batch: usize, sweep: Sweep, direction: Direction, log_t
     let dit = sweep == Sweep::Dit;
     plan::passes(log_n, batch as u64, dit, log_table, scale)
         .into_iter()
-        .map(|params| Step::Pass { params, dit, direction, scale: kind })
+        .map(|params| Step::Pass { params, dit, direction, scale: kind, src: Buffer::Data, dst: Buffer::Data })
         .collect()
 }
 
 /// The steps of one transform (log_n >= 1) over `batch` transforms, twiddles from a 2^log_table table.
+///
+/// NN and RR are a DIF sweep with the permutation folded in: the last pass stores (NN) or the first pass loads
+/// (RR) at bit-reversed positions. One pass does that in place (its tile holds whole transforms); with more,
+/// the first pass writes `Scratch`, the last reads it, when `scratch` is true, and otherwise the sweep stays
+/// in place and a separate permutation step follows (NN) or precedes (RR) it.
+///
+/// The scaling's logical indices need no change: a reversed load leaves the data in natural order for the
+/// sweep (as a DIF's input is), and a reversed store applies the factor of the element it stores.
 #[doc(hidden)]
-pub fn schedule(log_n: u32, batch: usize, cfg: NttConfig, log_table: u32) -> Vec<Step> {
-    let (sw, permute_before, permute_after) = match (cfg.input, cfg.output) {
+pub fn schedule(log_n: u32, batch: usize, cfg: NttConfig, log_table: u32, scratch: bool) -> Vec<Step> {
+    let (sw, reverse_in, reverse_out) = match (cfg.input, cfg.output) {
         (Order::Natural, Order::BitReversed) => (Sweep::Dif, false, false),
         (Order::BitReversed, Order::Natural) => (Sweep::Dit, false, false),
         (Order::Natural, Order::Natural) => (Sweep::Dif, false, true),
         (Order::BitReversed, Order::BitReversed) => (Sweep::Dif, true, false),
     };
-    let mut steps = Vec::new();
-    if permute_before {
-        steps.push(Step::Permute);
+    let mut steps = sweep(log_n, batch, sw, cfg.direction, log_table, scale_kind(cfg));
+    let count = steps.len();
+    if !(reverse_in || reverse_out) || count == 0 {
+        return steps;
     }
-    steps.extend(sweep(log_n, batch, sw, cfg.direction, log_table, scale_kind(cfg)));
-    if permute_after {
-        steps.push(Step::Permute);
+    if count > 1 && !scratch {
+        if reverse_in {
+            steps.insert(0, Step::Permute);
+        } else {
+            steps.push(Step::Permute);
+        }
+        return steps;
+    }
+    for (p, step) in steps.iter_mut().enumerate() {
+        if let Step::Pass { params, src, dst, .. } = step {
+            let (first, last) = (p == 0, p + 1 == count);
+            params.reverse_in = reverse_in && first;
+            params.reverse_out = reverse_out && last;
+            *src = if first { Buffer::Data } else { Buffer::Scratch };
+            *dst = if last { Buffer::Data } else { Buffer::Scratch };
+        }
     }
     steps
 }

@@ -10,7 +10,7 @@ mod common;
 use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
-use zkgpu::ntt::{self, Direction, NttConfig, Order, Step};
+use zkgpu::ntt::{self, Buffer, Direction, NttConfig, Order, Step};
 use zkgpu::ntt_cpu;
 use zkgpu::Error;
 use zkgpu_kernels::field::Fr;
@@ -35,13 +35,16 @@ fn expand(v: &ntt::TableValues, count: usize) -> Vec<Scalar> {
     (0..count).map(|e| v.hi[e >> v.lo_bits] * v.lo[e & ((1 << v.lo_bits) - 1)]).collect()
 }
 
-/// Runs `steps` on the CPU as the GPU would (same passes, tiles, twiddle and scale tables).
+/// Runs `steps` on the CPU as the GPU would (same passes, tiles, twiddle and scale tables, the same data and
+/// scratch buffers).
 fn emulate(data: &mut [Scalar], log_n: u32, steps: &[Step]) {
     let mut work = to_fr(data);
+    // The scratch starts with values no step may read before writing them.
+    let mut scratch = vec![<Fr as zkgpu_kernels::field::Field>::ONE; work.len()];
     for step in steps {
         match step {
             Step::Permute => emulate_bit_reverse(&mut work, log_n),
-            Step::Pass { params, dit, direction, scale } => {
+            Step::Pass { params, dit, direction, scale, src, dst } => {
                 let count = 1usize << (params.log_table - 1);
                 let twiddles = to_fr(&expand(&ntt::twiddle_factors(params.log_table, *direction), count));
                 let (lo, hi) = match scale {
@@ -51,7 +54,14 @@ fn emulate(data: &mut [Scalar], log_n: u32, steps: &[Step]) {
                     }
                     None => (Vec::new(), Vec::new()),
                 };
-                emulate_pass(&mut work, params, *dit, &twiddles, &lo, &hi);
+                // In place, the kernel reads what it overwrites only when each tile holds whole transforms (blocks
+                // do not see each other's writes); the emulation runs blocks one after another, so check it here.
+                if src == dst && (params.reverse_in || params.reverse_out) {
+                    assert!(params.log_tile() >= log_n, "in-place reversing pass over several tiles: {params:?}");
+                }
+                let input = if *src == Buffer::Data { work.clone() } else { scratch.clone() };
+                let output = if *dst == Buffer::Data { &mut work } else { &mut scratch };
+                emulate_pass(&input, output, params, *dit, &twiddles, &lo, &hi);
             }
         }
     }
@@ -147,9 +157,12 @@ fn emulated_gpu_schedule_matches_the_reference() {
             }
             let mut expected = input.clone();
             ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
-            let mut got = input.clone();
-            emulate(&mut got, log_n, &ntt::schedule(log_n, batch, cfg, log_table));
-            assert!(got == expected, "{cfg} 2^{log_n} x{batch} (table 2^{log_table})");
+            // With the scratch buffer (the permutation folded into the passes) and without (a permutation step).
+            for scratch in [true, false] {
+                let mut got = input.clone();
+                emulate(&mut got, log_n, &ntt::schedule(log_n, batch, cfg, log_table, scratch));
+                assert!(got == expected, "{cfg} 2^{log_n} x{batch} (table 2^{log_table}, scratch {scratch})");
+            }
         }
     }
 }
@@ -160,12 +173,38 @@ fn emulated_schedule_of_a_large_transform() {
     let mut rng = common::seeded_rng("emulated_schedule_of_a_large_transform");
     let log_n = 16;
     let input = random_scalars(&mut rng, 1 << log_n);
-    for cfg in [NttConfig::forward().orders(Order::Natural, Order::BitReversed), NttConfig::inverse().coset().orders(Order::BitReversed, Order::Natural)] {
+    for cfg in [
+        NttConfig::forward().orders(Order::Natural, Order::BitReversed),
+        NttConfig::inverse().coset().orders(Order::BitReversed, Order::Natural),
+        // The permutation folded into the first (RR) and last (NN) of three passes, with scaling on load / store.
+        NttConfig::forward().coset().orders(Order::BitReversed, Order::BitReversed),
+        NttConfig::inverse().coset().orders(Order::Natural, Order::Natural),
+    ] {
         let mut expected = input.clone();
         ntt_cpu::ntt(&mut expected, cfg).unwrap();
         let mut got = input.clone();
-        emulate(&mut got, log_n, &ntt::schedule(log_n, 1, cfg, log_n));
+        emulate(&mut got, log_n, &ntt::schedule(log_n, 1, cfg, log_n, true));
         assert!(got == expected, "{cfg}");
+    }
+}
+
+#[test]
+fn folded_permutation_over_batches() {
+    // Several passes over batches: a reversed position stays inside its transform (odd and even batch counts,
+    // tiles of several hi values).
+    let mut rng = common::seeded_rng("folded_permutation_over_batches");
+    for (log_n, batch) in [(11u32, 3usize), (12, 4), (14, 2)] {
+        let n = 1usize << log_n;
+        let input = random_scalars(&mut rng, n * batch);
+        for cfg in [NttConfig::forward().orders(Order::Natural, Order::Natural), NttConfig::inverse().orders(Order::BitReversed, Order::BitReversed)] {
+            let steps = ntt::schedule(log_n, batch, cfg, log_n, true);
+            assert!(steps.iter().any(Step::uses_scratch) && !steps.contains(&Step::Permute), "{steps:?}");
+            let mut expected = input.clone();
+            ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
+            let mut got = input.clone();
+            emulate(&mut got, log_n, &steps);
+            assert!(got == expected, "{cfg} 2^{log_n} x{batch}");
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! NTT on the GPU against the CPU reference (`zkgpu::ntt_cpu`): every configuration (direction, coset, four
 //! orderings) at every size 2^0..2^20, batches, round trips, host-slice API (pageable and pinned), the Groth16
-//! quotient sequence (whole and as its building blocks), typed errors with buffers left unchanged, and 16 outputs of 2^24 and 2^27 transforms
+//! quotient sequence (whole and as its building blocks), typed errors with buffers left unchanged, the NN / RR
+//! scratch buffer's life, and 16 outputs of 2^24 and 2^27 transforms
 //! checked against the direct sum. Run with `cargo xtask test --gpu`; without a GPU these tests fail.
 mod common;
 
@@ -94,6 +95,39 @@ fn batches() {
             }
         }
     }
+}
+
+/// NN and RR of `input` (transforms of size n) on the GPU against the reference.
+fn check_nn_and_rr(ntt: &Ntt, input: &[Scalar], n: usize, what: &str) {
+    for cfg in [NttConfig::forward().orders(Order::Natural, Order::Natural), NttConfig::inverse().coset().orders(Order::BitReversed, Order::BitReversed)] {
+        let mut expected = input.to_vec();
+        ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
+        if let Some(i) = first_mismatch(&ntt_on_gpu(ntt, input, n, cfg), &expected) {
+            panic!("{what}: {cfg} n={n}: first wrong output at {i}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn scratch_is_grown_reused_and_released() {
+    let gpu = common::gpu::gpu();
+    let ntt = Ntt::new(&gpu).unwrap();
+    let mut rng = common::seeded_rng("scratch_is_grown_reused_and_released");
+    let n = 1usize << 14;
+    // One pass (2^10) reverses in place: no scratch.
+    check_nn_and_rr(&ntt, &random_scalars(&mut rng, 1 << 10), 1 << 10, "one pass");
+    assert_eq!(ntt.scratch_len(), 0);
+    check_nn_and_rr(&ntt, &random_scalars(&mut rng, n), n, "first");
+    assert_eq!(ntt.scratch_len(), n);
+    check_nn_and_rr(&ntt, &random_scalars(&mut rng, 3 * n), n, "grown to a batch of 3");
+    assert_eq!(ntt.scratch_len(), 3 * n);
+    check_nn_and_rr(&ntt, &random_scalars(&mut rng, n), n, "smaller, reused");
+    assert_eq!(ntt.scratch_len(), 3 * n);
+    ntt.release_scratch();
+    assert_eq!(ntt.scratch_len(), 0);
+    check_nn_and_rr(&ntt, &random_scalars(&mut rng, n), n, "after the release");
+    assert_eq!(ntt.scratch_len(), n);
 }
 
 #[test]

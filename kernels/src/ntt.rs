@@ -94,6 +94,13 @@ pub struct PassParams {
     /// log2 of the twiddle table's transform size N (the table holds N/2 entries), >= log_n.
     pub log_table: u32,
     pub scale: Scale,
+    /// The element at position `g` is read from `src` at `g`'s bit-reversed position within its transform
+    /// ([`Self::source_index`]): a bit-reversal permutation folded into the load (RR as one DIF sweep).
+    pub reverse_in: bool,
+    /// The element at position `g` is written to `dst` at `g`'s bit-reversed position (NN as one DIF sweep).
+    /// Unless the tile holds whole transforms, a reversing pass must not run in place: its reads and writes
+    /// belong to different tiles.
+    pub reverse_out: bool,
 }
 
 /// One butterfly: tile positions of its two elements and the twiddle table index.
@@ -169,7 +176,12 @@ impl PassParams {
             ScaleMode::Constant => 1,
             ScaleMode::Powers => 2,
         };
-        let w1 = mode | (self.scale.on_load as u32) << 2 | (self.scale.bit_reversed as u32) << 3 | self.scale.lo_bits << 4;
+        let w1 = mode
+            | (self.scale.on_load as u32) << 2
+            | (self.scale.bit_reversed as u32) << 3
+            | self.scale.lo_bits << 4
+            | (self.reverse_in as u32) << 9
+            | (self.reverse_out as u32) << 10;
         [w0, w1]
     }
 
@@ -189,6 +201,8 @@ impl PassParams {
             log_h: (w0 >> 20) & 31,
             log_table: (w0 >> 25) & 31,
             scale: Scale { mode, on_load: (w1 >> 2) & 1 == 1, bit_reversed: (w1 >> 3) & 1 == 1, lo_bits: (w1 >> 4) & 31 },
+            reverse_in: (w1 >> 9) & 1 == 1,
+            reverse_out: (w1 >> 10) & 1 == 1,
         }
     }
 
@@ -217,6 +231,25 @@ impl PassParams {
         let lo_block = tile & ((1 << lo_blocks_log) - 1);
         let tile_hi = tile >> lo_blocks_log;
         ((((tile_hi << self.log_h) + h) << (self.log_b + self.log_k)) | (m << self.log_b) | (lo_block << self.log_l)) | l
+    }
+
+    /// `g` with its position inside its transform bit-reversed (the transform's base unchanged).
+    #[inline(always)]
+    pub fn reversed_position(&self, g: u64) -> u64 {
+        let mask = (1u64 << self.log_n) - 1;
+        (g & !mask) | bit_reverse(g & mask, self.log_n)
+    }
+
+    /// Where the element for position `g` is read from.
+    #[inline(always)]
+    pub fn source_index(&self, g: u64) -> u64 {
+        if self.reverse_in { self.reversed_position(g) } else { g }
+    }
+
+    /// Where the element at position `g` is written to.
+    #[inline(always)]
+    pub fn destination_index(&self, g: u64) -> u64 {
+        if self.reverse_out { self.reversed_position(g) } else { g }
     }
 
     /// Butterfly `q` (`q < tile/2`) of stage `stage` (`< log_k`) in tile `tile`. DIF stages run from the largest
@@ -379,23 +412,26 @@ pub mod plan {
                 log_h,
                 log_table,
                 scale: if applies { scale } else { Scale::NONE },
+                reverse_in: false,
+                reverse_out: false,
             });
             low = if dit { low + k } else { low - k };
         }
         out
     }
 
-    /// Emulates the kernel `ntt_pass_{dif,dit}` on the CPU for every tile: `data` is the whole batch,
-    /// `twiddles` the table, `lo`/`hi` the scale tables. Runs exactly the index arithmetic the GPU runs.
-    pub fn emulate_pass(data: &mut [Fr], params: &PassParams, dit: bool, twiddles: &[Fr], lo: &[Fr], hi: &[Fr]) {
+    /// Emulates the kernel `ntt_pass_{dif,dit}` on the CPU block by block: reads `src`, writes `dst` (both the
+    /// whole batch; `dst` is `src` for an in-place pass, which the caller models by passing a copy of it as
+    /// `src`), `twiddles` the table, `lo`/`hi` the scale tables. Runs exactly the index arithmetic the GPU runs.
+    pub fn emulate_pass(src: &[Fr], dst: &mut [Fr], params: &PassParams, dit: bool, twiddles: &[Fr], lo: &[Fr], hi: &[Fr]) {
         let tile_len = 1usize << params.log_tile();
-        let tiles = data.len() / tile_len;
+        let blocks = src.len() / tile_len;
         let read = |t: u32, i: u64| if t == 0 { lo[i as usize] } else { hi[i as usize] };
         let mut tile_buf = vec![Fr::ZERO; tile_len];
-        for tile in 0..tiles as u64 {
+        for tile in 0..blocks as u64 {
             for (e, slot) in tile_buf.iter_mut().enumerate() {
                 let g = params.global_index(tile, e as u32);
-                let mut x = data[g as usize];
+                let mut x = src[params.source_index(g) as usize];
                 if params.scale.on_load && params.scale.mode != ScaleMode::None {
                     x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
                 }
@@ -419,7 +455,7 @@ pub mod plan {
                 if !params.scale.on_load && params.scale.mode != ScaleMode::None {
                     x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
                 }
-                data[g as usize] = x;
+                dst[params.destination_index(g) as usize] = x;
             }
         }
     }
@@ -485,9 +521,14 @@ mod tests {
             log_h: 0,
             log_table: 31,
             scale: Scale { mode: ScaleMode::Powers, on_load: true, bit_reversed: true, lo_bits: 14 },
+            reverse_in: false,
+            reverse_out: true,
         };
         let [a, b] = p.encode();
         assert_eq!(PassParams::decode(a, b), p);
+        let q = PassParams { reverse_in: true, reverse_out: false, ..p };
+        let [a, b] = q.encode();
+        assert_eq!(PassParams::decode(a, b), q);
         assert!(p.is_valid());
     }
 

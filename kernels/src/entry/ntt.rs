@@ -102,7 +102,15 @@ fn butterfly<const DIT: bool>(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
 /// # Safety
 /// As the kernels below.
 #[inline(always)]
-unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
+unsafe fn pass<const DIT: bool>(
+    src: *const Fr,
+    dst: *mut Fr,
+    twiddles: *const Fr,
+    scale_lo: *const Fr,
+    scale_hi: *const Fr,
+    w0: u32,
+    w1: u32,
+) {
     let params = PassParams::decode(w0, w1);
     // The thread mapping below assumes exactly `params.threads()` threads (uniform: the whole block returns).
     if !params.is_valid() || block_dim_x() != params.threads() {
@@ -139,13 +147,15 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
     for r in 0..slot_trips {
         let e = params.region_slot(warp, lane, r);
         let g = params.global_index(tile, e);
+        let from = params.source_index(g) as usize;
         if copy_async {
-            // SAFETY: g < batch * n (the grid has total / tile_len blocks); e < tile_len is this thread's slot
-            // alone, and the first stage reads it only after the wait and the barrier below.
-            unsafe { sh.copy_async(e, data.add(g as usize)) };
+            // SAFETY: g and its source index < batch * n (the grid has total / tile_len blocks; a reversal stays
+            // inside the transform); e < tile_len is this thread's slot alone, and the first stage reads it only
+            // after the wait and the barrier below.
+            unsafe { sh.copy_async(e, src.add(from)) };
         } else {
             // SAFETY: as above.
-            let mut x = unsafe { load(data.add(g as usize)) };
+            let mut x = unsafe { load(src.add(from)) };
             if scaled && params.scale.on_load {
                 x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
             }
@@ -203,7 +213,9 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
             }
         }
     }
-    sync(previous_local);
+    // A reversing pass writes other positions than it read: in place (a tile of whole transforms) every warp's
+    // loads must be done before any warp stores.
+    sync(previous_local && !params.reverse_in && !params.reverse_out);
     for r in 0..slot_trips {
         let e = params.region_slot(warp, lane, r);
         let g = params.global_index(tile, e);
@@ -212,25 +224,34 @@ unsafe fn pass<const DIT: bool>(data: *mut Fr, twiddles: *const Fr, scale_lo: *c
         if scaled && !params.scale.on_load {
             x = x.mul(&scale_factor(&params.scale, params.scale_index(g), read));
         }
-        // SAFETY: as for the load.
-        unsafe { store(data.add(g as usize), x) };
+        // SAFETY: as for the load; the destination index is written by this thread alone (a bijection of g).
+        unsafe { store(dst.add(params.destination_index(g) as usize), x) };
     }
 }
 
-/// Kernel `ntt_pass_dif`: one decimation-in-frequency pass over `data` (a batch of transforms back to back),
-/// in place. `(w0, w1)` = `PassParams::encode()`.
+/// Kernel `ntt_pass_dif`: one decimation-in-frequency pass over a batch of transforms back to back, from `src`
+/// to `dst` (the same buffer for an in-place pass). `(w0, w1)` = `PassParams::encode()`.
 ///
 /// # Safety
 /// Grid: `batch * n / 2^log_tile` blocks of `params.threads()` threads, `2^log_tile * 32` bytes of dynamic shared
-/// memory. Block t owns the 2^log_tile elements `global_index(t, *)` (disjoint between blocks; each thread
-/// reads and writes only elements it loaded). `data` is valid for `batch * n` elements, 32-byte aligned;
-/// `twiddles` for `2^(log_table-1)` elements; when scaling, `scale_lo`/`scale_hi` cover every index the mode
-/// asks for (Constant: `scale_lo[0]`; Powers: `2^lo_bits` and `n >> lo_bits` entries). The tables do not
-/// overlap `data`. All values canonical Fr.
+/// memory. Block t owns the 2^log_tile positions `global_index(t, *)` (disjoint between blocks):
+/// each thread reads the source indices and writes the destination indices of positions it loaded. `src` and
+/// `dst` are valid for `batch * n` elements, 32-byte aligned, and either equal or disjoint; equal only when the
+/// pass reverses nothing or its tile holds whole transforms. `twiddles` is valid for `2^(log_table-1)` elements;
+/// when scaling, `scale_lo`/`scale_hi` cover every index the mode asks for (Constant: `scale_lo[0]`; Powers:
+/// `2^lo_bits` and `n >> lo_bits` entries). The tables do not overlap `src` or `dst`. All values canonical Fr.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_pass_dif(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
+pub unsafe extern "ptx-kernel" fn ntt_pass_dif(
+    src: *const Fr,
+    dst: *mut Fr,
+    twiddles: *const Fr,
+    scale_lo: *const Fr,
+    scale_hi: *const Fr,
+    w0: u32,
+    w1: u32,
+) {
     // SAFETY: forwarded to the caller.
-    unsafe { pass::<false>(data, twiddles, scale_lo, scale_hi, w0, w1) }
+    unsafe { pass::<false>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
 }
 
 /// Kernel `ntt_pass_dit`: one decimation-in-time pass; arguments as [`ntt_pass_dif`].
@@ -238,9 +259,17 @@ pub unsafe extern "ptx-kernel" fn ntt_pass_dif(data: *mut Fr, twiddles: *const F
 /// # Safety
 /// As [`ntt_pass_dif`].
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_pass_dit(data: *mut Fr, twiddles: *const Fr, scale_lo: *const Fr, scale_hi: *const Fr, w0: u32, w1: u32) {
+pub unsafe extern "ptx-kernel" fn ntt_pass_dit(
+    src: *const Fr,
+    dst: *mut Fr,
+    twiddles: *const Fr,
+    scale_lo: *const Fr,
+    scale_hi: *const Fr,
+    w0: u32,
+    w1: u32,
+) {
     // SAFETY: forwarded to the caller.
-    unsafe { pass::<true>(data, twiddles, scale_lo, scale_hi, w0, w1) }
+    unsafe { pass::<true>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
 }
 
 /// Kernel `ntt_bit_reverse`: permutes each size-`2^log_n` transform of `data` (`total` elements in all) into
