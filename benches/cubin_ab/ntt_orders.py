@@ -1,6 +1,7 @@
 # A/B of NN and RR transforms: DIF passes plus the separate permutation (`ntt_bit_reverse_tiled`) against the
 # permutation folded into the passes (out of place through a scratch buffer, PassParams::reverse_in/out).
-# usage: python3 ntt_orders.py VARIANT[,VARIANT...] LOG_N[,LOG_N...] [REPS]
+# usage: python3 ntt_orders.py VARIANT[,VARIANT...] LOG_N[,LOG_N...] [REPS] [ORDER,...]
+#   ORDER: NR, NN, RR (DIF sweeps; the default) or NN-dit, RR-dit (DIT sweeps with the reversal folded in)
 #   VARIANT = NAME[@perm]: $CUBINS/NAME.cubin (default ./cubins) with ntt_pass_dif and ntt_bit_reverse_tiled;
 #   @perm: kernels of the old signature (data, twiddles, lo, hi, w0, w1), run as passes + permutation;
 #   otherwise the new one (src, dst, twiddles, lo, hi, w0, w1), run folded.
@@ -17,6 +18,7 @@ cubins = os.environ.get("CUBINS", "cubins")
 variants = sys.argv[1].split(',')
 sizes = [int(x) for x in sys.argv[2].split(',')]
 reps = int(sys.argv[3]) if len(sys.argv) > 3 else 7
+orders = sys.argv[4].split(',') if len(sys.argv) > 4 else ['NR', 'NN', 'RR']
 mods = {v: cp.RawModule(path=f"{cubins}/{v.split('@')[0]}.cubin") for v in variants}
 
 
@@ -28,10 +30,17 @@ def permute(v, data, log_n):
 
 
 def run(v, order, log_n, data, scratch, tw):
-    f = mods[v].get_function('ntt_pass_dif')
+    # NR, NN, RR: DIF sweeps. NN-dit, RR-dit: the same orderings from a DIT sweep (bit-reversed in, natural out),
+    # the reversal in its first load (NN) or last store (RR); with random twiddles a DIT computes another
+    # function than a DIF, so those rows compare against permutation + DIT.
+    dit = order.endswith('-dit')
+    base = order.split('-')[0]
+    f = mods[v].get_function('ntt_pass_dit' if dit else 'ntt_pass_dif')
     old = v.endswith('@perm')
-    ps = passes(log_n, False)
-    if old and order == 'RR':
+    ps = passes(log_n, dit)
+    # Where a separate permutation goes, and which end of the sweep the folded reversal takes.
+    perm_before = (base == 'RR') != dit
+    if old and base != 'NR' and perm_before:
         permute(v, data, log_n)
     for i, (ln, lb, k, ll, lh, lt) in enumerate(ps):
         lt_ = lh + k + ll
@@ -42,12 +51,14 @@ def run(v, order, log_n, data, scratch, tw):
             f(grid, block, (data, tw, tw, tw, cp.uint32(w0), cp.uint32(0)), shared_mem=shared)
             continue
         first, last = i == 0, i + 1 == len(ps)
-        folded = order != 'NR'
+        folded = base != 'NR'
         src = scratch if folded and not first else data
         dst = scratch if folded and not last else data
-        w1 = (1 << 9 if order == 'RR' and first else 0) | (1 << 10 if order == 'NN' and last else 0)
+        w1 = 0
+        if folded:
+            w1 = (1 << 9) if (perm_before and first) else (1 << 10) if (not perm_before and last) else 0
         f(grid, block, (src, dst, tw, tw, tw, cp.uint32(w0), cp.uint32(w1)), shared_mem=shared)
-    if old and order == 'NN':
+    if old and base != 'NR' and not perm_before:
         permute(v, data, log_n)
 
 
@@ -58,7 +69,7 @@ for log_n in sizes:
     tw = rand_fr(1 << (log_n - 1), 99 + log_n)
     data = cp.empty_like(src)
     scratch = cp.empty_like(src)
-    for order in ('NR', 'NN', 'RR'):
+    for order in orders:
         ref, ok, times = None, {}, {v: [] for v in variants}
         for v in variants:
             data[...] = src
