@@ -4,7 +4,7 @@
 //! [`BatchAdder::enqueue_tables`] sums several point tables of one shape under one bitmap (a Groth16
 //! assignment's queries), compacting the bitmap once for all of them.
 //!
-//! The algorithm and kernels are described in `zkgpu_kernels::batch_add` and kernels/NOTES.md ("Batch
+//! The algorithm and kernels are described in `zkgpu_kernels::batch_add` and DESIGN.md ("Batch
 //! addition"). The CPU reference is [`crate::batch_add_cpu`].
 //!
 //! ```no_run

@@ -3,7 +3,7 @@
 //! [`crate::msm_cpu`].
 //!
 //! The algorithm, its stages and thread mapping are described in `zkgpu_kernels::msm`; measured numbers and
-//! what limits them are in kernels/NOTES.md ("MSM").
+//! what limits them are in DESIGN.md ("MSM").
 //!
 //! - **Bases** come from the host ([`Bases::Host`], pinned or pageable) or stay on the device
 //!   ([`MsmBases`], uploaded once: a Groth16 SRS is the same for every proof). Device bases may carry
@@ -80,7 +80,7 @@ const AFFINE_THREADS: usize = 1 << 16;
 /// Scratch an affine-accumulate launch aims to stay within: windows are launched in groups that fit (at least
 /// one window per launch, whatever its size).
 const AFFINE_SCRATCH_BYTES: usize = 2 << 30;
-/// Cost of one inversion in field multiplications (Bernstein–Yang divsteps, kernels/NOTES.md "Inversion"),
+/// Cost of one inversion in field multiplications (Bernstein–Yang divsteps, docs/log/kernels-notes.md "Inversion"),
 /// and what an affine addition saves against a mixed XYZZ one (10 products against 6): an affine round pays
 /// when its pairs save more than the inversion costs.
 const INVERSION_COST: u32 = 46;
@@ -141,7 +141,7 @@ pub enum Sort {
     Counting,
     /// Stable LSD radix sort of (bucket, entry) (`zkgpu_kernels::msm_sort`): block-local histograms, a short
     /// scan, tiles reordered in shared memory and written in runs. Deterministic order inside a bucket;
-    /// slower today (its downsweep is latency-bound, kernels/NOTES.md "Radix sort").
+    /// slower today (its downsweep is latency-bound, docs/log/kernels-notes.md "Radix sort").
     Radix,
 }
 

@@ -136,7 +136,7 @@ fn lazy_to_canonical<const N: usize>(got: &[u32; N], p: &[u32; N], what: &str) -
 }
 
 /// The Fr/Fq multiplication tuning variants (`MUL_CONSTINV_LAZY`, `MUL_MODREG` texts, see
-/// kernels/NOTES.md "Fr tuning") run by the host interpreter against blstrs: edge cases x edge cases plus
+/// docs/log/kernels-notes.md "Fr tuning") run by the host interpreter against blstrs: edge cases x edge cases plus
 /// seeded random pairs; the lazy variant also with one input in [p, 2p) and as a 64-step chain.
 macro_rules! mul_variant_tests {
     ($field:ident, $t:ty) => {
@@ -194,7 +194,7 @@ macro_rules! mul_variant_tests {
 }
 
 /// The default multiplication and squaring take -p^-1 from the constant bank for Fr (inv = 2^32 - 1, which
-/// ptxas would otherwise specialise, see kernels/NOTES.md "Fr tuning") and as an immediate for Fq, and Fr's
+/// ptxas would otherwise specialise, see DESIGN.md "Fr tuning") and as an immediate for Fq, and Fr's
 /// add m·r_0 as m (r_0 = 1); so the `PtxEmulated` tests above run Fr's constant-bank, r_0 = 1 text.
 #[test]
 fn default_texts_take_inv_and_r0_as_chosen() {
@@ -239,7 +239,7 @@ mod mul_variants {
 /// operand). Every product stays below 2p, is congruent to the blstrs product and is the very integer the
 /// portable `mont::mul_lazy` computes (the Montgomery quotient is unique, so they must agree); the subtraction,
 /// `2p − a` and the reduction are checked against their definitions. The bounds are `4p < R` and `8p < R`
-/// (p < 2^381, R = 2^384; kernels/NOTES.md, MSM, "lazy reduction"); Fr has no such room, so only Fq is checked.
+/// (p < 2^381, R = 2^384; DESIGN.md, MSM, "lazy reduction"); Fr has no such room, so only Fq is checked.
 #[test]
 fn fq_lazy_operations_stay_below_2p_and_congruent() {
     use zkgpu_kernels::field::{fq::ptx, mont};

@@ -7,6 +7,6 @@
 /// - `msm_g1_accumulate`, 168: with its products out of line ([`crate::field::outlined`]) ptxas gives the
 ///   loop 184 registers, which fits two 128-thread blocks per SM (8 warps) and runs no faster than the
 ///   inlined loop; 168 is the most that still fits three (65536 / (3 · 128) = 170, allocated in steps of
-///   8): 158 registers, no spills, 12 warps, 8% faster than inlined (kernels/NOTES.md, MSM, "Out-of-line
+///   8): 158 registers, no spills, 12 warps, 8% faster than inlined (docs/log/kernels-notes.md, MSM, "Out-of-line
 ///   products").
 pub const MAX_REGISTERS: &[(&str, u32)] = &[("msm_g1_accumulate", 168)];

@@ -302,7 +302,7 @@ pub fn accumulate_segment<const OUT: bool, F: Field>(
     let mut pos = start;
     while pos < end {
         // Lazily reduced inside each addition, canonical between them: a bucket kept lazy from one addition
-        // to the next (as batch addition's lanes are) measured 2.3% slower here (kernels/NOTES.md, MSM,
+        // to the next (as batch addition's lanes are) measured 2.3% slower here (docs/log/kernels-notes.md, MSM,
         // "lazy reduction").
         acc = acc.add_affine_with::<OUT>(&point(pos));
         pos += 1;

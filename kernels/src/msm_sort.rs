@@ -6,7 +6,7 @@
 //! write per entry to scatter (13.3 ms of a 122 ms MSM at 2^24 on the H200). A radix pass only reads and writes
 //! whole tiles: block-local histograms, one small scan, and writes grouped into runs of equal digits. Measured,
 //! it is slower so far (16–18 ms at 2^24): the downsweep is latency-bound at two blocks per SM
-//! (kernels/NOTES.md, "Radix sort").
+//! (docs/log/kernels-notes.md, "Radix sort").
 //!
 //! # Keys, passes and order
 //! An entry's key is its bucket (`c − 1` bits), its value the entry word the accumulate stage reads (point

@@ -382,7 +382,7 @@ pub mod plan {
         // Larger passes on the low bits in both directions (DIF runs from the top, so it takes them in reverse):
         // a pass on the top bits with the full 2^TILE_BITS stages leaves no room for consecutive lo values
         // (`log_l = 0`: single 32-byte elements far apart); its low-bit counterpart reads whole tiles in one run.
-        // H200, DIF 2^28 as 9 + 9 + 10 instead of 10 + 9 + 9: 77.1 -> 73.5 ms (kernels/NOTES.md, "NTT").
+        // H200, DIF 2^28 as 9 + 9 + 10 instead of 10 + 9 + 9: 77.1 -> 73.5 ms (docs/log/kernels-notes.md, "NTT").
         let mut bits = pass_bits(log_n);
         if !dit {
             bits.reverse();

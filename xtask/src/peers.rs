@@ -104,7 +104,7 @@ impl Figure {
 /// H200 integer multiply-add rate: 132 SMs x 1.98 GHz x 64 IMAD/SM/clk (32-bit).
 pub const H200_IMAD_PER_S: f64 = 16.7e12;
 /// 32-bit IMADs per Montgomery multiplication with 32-bit limbs: `4n^2 + n` for Fq (12 limbs); for Fr (8 limbs)
-/// `4n^2 − n`, since r_0 = 1 makes the n products m·r_0 additions (kernels/NOTES.md, "Fr tuning").
+/// `4n^2 − n`, since r_0 = 1 makes the n products m·r_0 additions (DESIGN.md, "Fr tuning").
 pub const IMAD_PER_MUL_FQ: f64 = 588.0;
 pub const IMAD_PER_MUL_FR: f64 = 248.0;
 

@@ -38,14 +38,14 @@ pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[
         "batch_add_g2_",
         2048,
         1024,
-        "G2 point addition over Fq2 needs more than 255 registers per thread (see kernels/NOTES.md, batch addition)",
+        "G2 point addition over Fq2 needs more than 255 registers per thread (see DESIGN.md, batch addition)",
     ),
     (
         "msm_g2_",
         6144,
         5120,
         "G2 point addition over Fq2 needs more than 255 registers per thread; the cold G2 kernels are inlined, \
-         the reduce (three additions and a doubling per step) spills most (see kernels/NOTES.md, MSM)",
+         the reduce (three additions and a doubling per step) spills most (see DESIGN.md, MSM)",
     ),
 ];
 

@@ -138,7 +138,7 @@ impl<F: Field> Xyzz<F> {
     /// representatives in `[0, 2p)` ([`Field`]'s `*_lazy`), `Q`'s canonical, the result's lazy. Over Fq that
     /// drops the final subtraction of all nine products (the sum of two is one). A running sum may stay lazy
     /// across additions and be made canonical once ([`Xyzz::canonical`]; batch addition's lanes, 4% faster), or
-    /// be made canonical after each (the MSM's buckets, where that measured faster; kernels/NOTES.md, MSM, "lazy
+    /// be made canonical after each (the MSM's buckets, where that measured faster; docs/log/kernels-notes.md, MSM, "lazy
     /// reduction"). Cost: 8M + 2S (over Fq, `Y3`'s two products share one reduction).
     ///
     /// `U2 = x2·ZZ1, S2 = y2·ZZZ1, P = U2 − X1, R = S2 − Y1, PP = P², PPP = P·PP, Q = X1·PP,

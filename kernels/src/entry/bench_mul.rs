@@ -4,9 +4,9 @@
 //!
 //! Besides `asm` (the default `Field::mul`; for Fr it reads the reduction factor -r^-1 mod 2^32 = 2^32 - 1
 //! from the constant bank, so ptxas cannot rewrite m = -E[0] and split the m·r products) and `portable`, Fr has
-//! tuning variants (see kernels/NOTES.md, "Fr tuning"): `constinv_lazy` (the default without the final
+//! tuning variants (see docs/log/kernels-notes.md, "Fr tuning"): `constinv_lazy` (the default without the final
 //! subtraction inside the chain; canonical once at the end) and `modreg` (also the modulus limbs in registers),
-//! and `fp64`, the products on the FP64 pipe (`field::fr_f64`, kernels/NOTES.md "Fr on the FP64 pipe"), and
+//! and `fp64`, the products on the FP64 pipe (`field::fr_f64`, docs/log/kernels-notes.md "Fr on the FP64 pipe"), and
 //! `hybrid`, both pipes at once (even warps `constinv_lazy`, odd warps `fp64`).
 use crate::device::global_thread_index;
 use crate::field::fr_f64::FrF64;

@@ -793,10 +793,10 @@ macro_rules! msm_curve_kernels {
 }
 
 // The second flag: the accumulate's mixed additions call their products out of line (crate::field::outlined).
-// For G1 that is 8% faster (the inlined loop stalled on instruction fetch; kernels/NOTES.md, MSM, "Out-of-line
+// For G1 that is 8% faster (the inlined loop stalled on instruction fetch; docs/log/kernels-notes.md, MSM, "Out-of-line
 // products"; its register cap is in crate::launch_bounds).
 msm_curve_kernels!(Fq, true, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_fixup_spanning, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
 // G1's cold kernels call the out-of-line point operations (a small module; inlining the fixup's and reduce's
-// additions was measured: within 2%, +2.2 MB of PTX, kernels/NOTES.md "MSM"); G2's inline them: out of line
-// they are 5-14% slower on the H200 for 9 MB less PTX per arch (kernels/NOTES.md, "MSM", open problem 4).
+// additions was measured: within 2%, +2.2 MB of PTX, docs/log/kernels-notes.md "MSM"); G2's inline them: out of line
+// they are 5-14% slower on the H200 for 9 MB less PTX per arch (docs/log/kernels-notes.md, "MSM", open problem 4).
 msm_curve_kernels!(Fq2, false, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_fixup_spanning, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);

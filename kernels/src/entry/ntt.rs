@@ -45,7 +45,7 @@ struct Half([u32; 4]);
 /// The shared tile of a pass: element `slot`'s two 16-byte halves live in two planes (`[0, len)` and
 /// `[len, 2·len)` in 16-byte units), so a warp's 128-bit accesses to consecutive slots are consecutive
 /// 16-byte words (conflict-free) instead of 32-byte strided ones (two-way bank conflicts). Measured on the
-/// H200 with 128 threads per block: 2^24 DIF 4.27 -> 4.05 ms (kernels/NOTES.md, "NTT").
+/// H200 with 128 threads per block: 2^24 DIF 4.27 -> 4.05 ms (docs/log/kernels-notes.md, "NTT").
 #[derive(Clone, Copy)]
 struct Tile {
     base: *mut Half,

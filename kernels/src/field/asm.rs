@@ -477,7 +477,7 @@ macro_rules! ptx_sop {
 /// Bounds (why Fq, `p < 2^381` with `R = 2^384`): a product of two values `< 2p` is `< 4p²/R + p < 2p`
 /// because `4p < R`; the one-reduction `a·b + c·d` with `a, c < 2p` and `b, d ≤ 2p` ends `< 8p²/R + p < 2p`
 /// because `8p < R`, its running value staying `< 5p·2^32 < 2^416` (the 13-word accumulators). Fr has no room
-/// (`4r > 2^256`). kernels/NOTES.md, MSM, "lazy reduction", has the instruction counts.
+/// (`4r > 2^256`). docs/log/kernels-notes.md, MSM, "lazy reduction", has the instruction counts.
 macro_rules! ptx_lazy {
     (
         modulus: $modulus:tt, two_p: $two_p:tt, inv: $inv:literal,

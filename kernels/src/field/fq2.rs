@@ -52,7 +52,7 @@ impl Fq2 {
     /// values (not the three products) are live across it. Same IMAD count as `mul`; ptxas (sm_90) gives
     /// 120 instead of 128 registers in a multiplication chain, but in the G2 batch-add kernels at the
     /// 255-register cap the effect is mixed (accumulate: 988 -> 752 B spill stores, affine_level: 16 -> 0,
-    /// reduce: 1436 -> 1680), so it is an opt-in per call site, not the default (kernels/NOTES.md "Fr tuning").
+    /// reduce: 1436 -> 1680), so it is an opt-in per call site, not the default (docs/log/kernels-notes.md "Fr tuning").
     #[inline(always)]
     pub fn mul_lowreg(&self, rhs: &Self) -> Self {
         let a0b0 = self.c0.mul(&rhs.c0);

@@ -7,8 +7,8 @@ super::prime::prime_field! {
     inv: 0xffffffff,
     // inv = 2^32 - 1: as an immediate, ptxas rewrites m = -E[0] and splits every m·r product into IMAD.X +
     // IMAD.HI (305 instead of 264 IMAD-pipe units per mul); read from the constant bank it stays opaque
-    // (kernels/NOTES.md, "Fr tuning": 51.5 -> 59.5 G mul/s on the H200). `_low`: r_0 = 1, so m·r_0 = m is
-    // added without multiplying (NOTES.md, "Fr: m·r_0 without a product": 266 -> 251 IMAD units per mul).
+    // (docs/log/kernels-notes.md, "Fr tuning": 51.5 -> 59.5 G mul/s on the H200). `_low`: r_0 = 1, so m·r_0 = m is
+    // added without multiplying (docs/log/kernels-notes.md, "Fr: m·r_0 without a product": 266 -> 251 IMAD units per mul).
     inv_from: constbank_low,
     // No one-reduction a·b − c·d: 3r·2^32 would overflow the 9-word accumulators (see `ptx_mont_sop_text`).
     sum_of_products: false,

@@ -1,4 +1,4 @@
-//! Fr multiplication on the FP64 pipe (an experiment: bench variant `mul_fr` `fp64`, kernels/NOTES.md
+//! Fr multiplication on the FP64 pipe (an experiment: bench variant `mul_fr` `fp64`, docs/log/kernels-notes.md
 //! "Fr on the FP64 pipe").
 //!
 //! Why: every Fr product of the NTT and the scalar side runs on the IMAD pipe, which the asm multiplication

@@ -3,7 +3,7 @@
 //! Why not Fermat: `a^(p−2)` is ~1.5·log2(p) field products, for Fq 381 squarings and ~190 products (~330 k
 //! IMAD), and the batch-inversion paths (affine batch addition, the MSM's precomputation, `to_affine`) pay
 //! one per run of points. Divsteps need only shifts, adds and 32×32→64 products: for Fq at most 37 batches
-//! of ~2000 integer instructions; on the H200 9.8× (Fq) and 5.8× (Fr) the Fermat throughput (kernels/NOTES.md,
+//! of ~2000 integer instructions; on the H200 9.8× (Fq) and 5.8× (Fr) the Fermat throughput (docs/log/kernels-notes.md,
 //! "Inversion"). The number of batches is fixed by the Bernstein–Yang bound, every step is a masked
 //! select, so all lanes of a warp run the same instructions whatever their inputs (no divergence); the loop
 //! only stops early once `g = 0` on the lane, which changes nothing after that point.

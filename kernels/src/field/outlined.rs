@@ -7,7 +7,7 @@
 //! `.func` the loop shares: the loop shrinks to the additions, subtractions and calls. The functions use the C
 //! ABI, which passes and returns the elements by value in `.param` space; ptxas keeps them in registers (no
 //! stack frame or local memory in the SASS). Where a call pays is
-//! measured per kernel (kernels/NOTES.md, MSM, "Out-of-line products"): the MSM's G1 accumulate gains 8%,
+//! measured per kernel (docs/log/kernels-notes.md, MSM, "Out-of-line products"): the MSM's G1 accumulate gains 8%,
 //! batch addition's lanes lose 3.5%.
 use super::Field;
 

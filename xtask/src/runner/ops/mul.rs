@@ -4,8 +4,8 @@
 //! GPU variants: `portable` (the portable-Rust arithmetic compiled for the GPU; the baseline) and `asm` (the
 //! inline-PTX carry chains; for Fr with -r^-1 from the constant bank), kernels
 //! `bench_mul_{fq,fr}_{asm,portable}(x, y, iters, n)`; Fr also has the tuning variants `constinv_lazy`,
-//! `modreg` (kernels `bench_mul_fr_<variant>`, see kernels/NOTES.md "Fr tuning") and the experiments `fp64`
-//! (the digit products on the FP64 pipe, `zkgpu_kernels::field::fr_f64`; kernels/NOTES.md "Fr on the FP64 pipe")
+//! `modreg` (kernels `bench_mul_fr_<variant>`, see docs/log/kernels-notes.md "Fr tuning") and the experiments `fp64`
+//! (the digit products on the FP64 pipe, `zkgpu_kernels::field::fr_f64`; docs/log/kernels-notes.md "Fr on the FP64 pipe")
 //! and `hybrid` (even warps `constinv_lazy`, odd warps `fp64`: both pipes at once).
 //! CPU variants (the reference, used when no GPU is present): `blstrs` (blst's assembly; the baseline) and
 //! `host` (zkgpu's own arithmetic built for the CPU). Each variant's outputs are checked on sampled elements
