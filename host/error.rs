@@ -186,6 +186,29 @@ pub enum Error {
     #[error("pipeline: {0}")]
     Pipeline(String),
 
+    /// Groth16: the circuit's own synthesis failed (its `SynthesisError`, e.g. a missing assignment).
+    #[error("circuit synthesis failed: {0}")]
+    Synthesis(String),
+
+    /// Groth16: constraint `constraint` (0-based, in synthesis order) does not hold for the witness, so no
+    /// valid proof exists.
+    #[error("the circuit is not satisfied: constraint {constraint} ({annotation}) fails: a·b != c")]
+    Unsatisfied {
+        /// Index of the first failing constraint.
+        constraint: usize,
+        /// The circuit's annotation of that constraint (its namespace is not tracked).
+        annotation: String,
+    },
+
+    /// Groth16: the proving key was made for another circuit (constraint count, input count, aux count or a
+    /// query too short for the circuit's densities).
+    #[error("proving key does not match the circuit: {0}")]
+    KeyMismatch(String),
+
+    /// Groth16: the proving key itself is unusable (unreadable file, malformed sizes, an identity δ).
+    #[error("invalid proving key: {0}")]
+    InvalidKey(String),
+
     /// Any other error the CUDA driver returned.
     #[error("CUDA driver error: {0}")]
     Cuda(#[from] DriverError),

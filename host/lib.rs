@@ -45,6 +45,8 @@ pub mod batch_add_cpu;
 pub mod curve;
 pub mod device;
 pub mod error;
+#[cfg(feature = "bellperson")]
+pub mod groth16;
 pub mod launch;
 pub mod memory;
 pub mod module;
