@@ -16,6 +16,7 @@
 //! aux) and H (`h`'s `n − 1` coefficients):
 //! `A = α + ΣA + r·δ`, `B = β + ΣB + s·δ`, `C = s·ΣA + r·ΣB₁ + r·s·δ + s·α + r·β + ΣH + ΣL`
 //! (`= s·A + r·B₁ − r·s·δ + ΣH + ΣL` in terms of the proof's own A and B₁).
+pub mod circuits;
 mod cpu;
 mod key;
 mod prover;

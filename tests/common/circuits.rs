@@ -1,49 +1,19 @@
 //! Circuits for the Groth16 tests: bellperson's own gadgets (SHA-256, Blake2s) and small circuits made for
 //! the prover's edge cases. Each synthesizes with its witness (`Some`) or without (`None`: parameter
-//! generation).
+//! generation). The benchmark circuits (SHA-256 chains, x⁵ rounds) are the library's own
+//! (`zkgpu::groth16::circuits`).
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::num::AllocatedNum;
-use bellperson::gadgets::{blake2s::blake2s, multipack, sha256::sha256_compression_function, uint32::UInt32};
+use bellperson::gadgets::{blake2s::blake2s, multipack};
 use bellperson::groth16::{self, Parameters};
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
 use ff::Field;
 use rand_core::RngCore;
+pub use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain};
 
 fn missing<T>() -> Result<T, SynthesisError> {
     Err(SynthesisError::AssignmentMissing)
-}
-
-/// SHA-256 compressions chained over `blocks` blocks of 512 bits; the final state is packed into public
-/// inputs (26,354 constraints for one block, +26,704 per further block).
-#[derive(Clone)]
-pub struct Sha256Chain {
-    pub blocks: usize,
-    pub data: Option<Vec<bool>>,
-}
-
-impl Sha256Chain {
-    pub fn random(blocks: usize, rng: &mut impl RngCore) -> Self {
-        Sha256Chain { blocks, data: Some((0..blocks * 512).map(|_| rng.next_u32() & 1 == 1).collect()) }
-    }
-}
-
-impl Circuit<Scalar> for Sha256Chain {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        const IV: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
-        let mut state: Vec<UInt32> = IV.iter().map(|&v| UInt32::constant(v)).collect();
-        for block in 0..self.blocks {
-            let bits = (0..512)
-                .map(|i| {
-                    let bit = self.data.as_ref().map(|d| d[block * 512 + i]);
-                    Ok(Boolean::from(AllocatedBit::alloc(cs.namespace(|| format!("block {block} bit {i}")), bit)?))
-                })
-                .collect::<Result<Vec<_>, SynthesisError>>()?;
-            state = sha256_compression_function(cs.namespace(|| format!("compression {block}")), &bits, &state)?;
-        }
-        let out: Vec<Boolean> = state.into_iter().flat_map(|w| w.into_bits_be()).collect();
-        multipack::pack_into_inputs(cs.namespace(|| "pack"), &out)
-    }
 }
 
 /// Blake2s of `bytes` bytes, the digest packed into public inputs.
@@ -69,47 +39,6 @@ impl Circuit<Scalar> for Blake2sHash {
             .collect::<Result<Vec<_>, SynthesisError>>()?;
         let digest = blake2s(cs.namespace(|| "blake2s"), &bits, b"zkgpu-t0")?;
         multipack::pack_into_inputs(cs.namespace(|| "pack"), &digest)
-    }
-}
-
-/// `x ← x⁵ + cᵢ` for `rounds` rounds (4 constraints each) from a random `x`: witnesses that are neither 0
-/// nor 1, so the aux assignment is almost all "tail" (the MSM path, not the batch additions). The result is
-/// the public input.
-#[derive(Clone)]
-pub struct PowerRounds {
-    pub x: Option<Scalar>,
-    pub constants: Vec<Scalar>,
-}
-
-impl PowerRounds {
-    pub fn random(rounds: usize, rng: &mut impl RngCore) -> Self {
-        PowerRounds { x: Some(Scalar::random(&mut *rng)), constants: (0..rounds).map(|_| Scalar::random(&mut *rng)).collect() }
-    }
-    /// The same rounds without the witness.
-    pub fn blank(&self) -> Self {
-        PowerRounds { x: None, constants: self.constants.clone() }
-    }
-}
-
-impl Circuit<Scalar> for PowerRounds {
-    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        let mut x = AllocatedNum::alloc(cs.namespace(|| "x"), || self.x.map_or_else(missing, Ok))?;
-        for (i, c) in self.constants.iter().enumerate() {
-            let x2 = x.square(cs.namespace(|| format!("round {i} x^2")))?;
-            let x4 = x2.square(cs.namespace(|| format!("round {i} x^4")))?;
-            let x5 = x4.mul(cs.namespace(|| format!("round {i} x^5")), &x)?;
-            let next = AllocatedNum::alloc(cs.namespace(|| format!("round {i} out")), || {
-                x5.get_value().map_or_else(missing, |v| Ok(v + c))
-            })?;
-            cs.enforce(
-                || format!("round {i} add"),
-                |lc| lc + x5.get_variable() + (*c, CS::one()),
-                |lc| lc + CS::one(),
-                |lc| lc + next.get_variable(),
-            );
-            x = next;
-        }
-        x.inputize(cs.namespace(|| "result"))
     }
 }
 
