@@ -5,7 +5,7 @@
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::num::AllocatedNum;
 use bellperson::gadgets::{multipack, sha256::sha256_compression_function, uint32::UInt32};
-use bellperson::{Circuit, ConstraintSystem, SynthesisError};
+use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
@@ -89,5 +89,52 @@ impl Circuit<Scalar> for PowerRounds {
         }
         x.inputize(cs.namespace(|| "result"))
     }
+}
+
+
+/// The public inputs (without "one") of a circuit: what a verifier is given. Recorded by a constraint system
+/// that keeps nothing else, independent of the prover's synthesis (tests and benchmarks check proofs
+/// against it).
+pub fn public_inputs<C: Circuit<Scalar>>(circuit: C) -> crate::Result<Vec<Scalar>> {
+    struct Inputs(Vec<Scalar>, usize);
+    impl ConstraintSystem<Scalar> for Inputs {
+        type Root = Self;
+        fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+        where
+            F: FnOnce() -> Result<Scalar, SynthesisError>,
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+        {
+            f()?; // gadgets keep the values their closures compute
+            self.1 += 1;
+            Ok(Variable::new_unchecked(Index::Aux(self.1 - 1)))
+        }
+        fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+        where
+            F: FnOnce() -> Result<Scalar, SynthesisError>,
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+        {
+            self.0.push(f()?);
+            Ok(Variable::new_unchecked(Index::Input(self.0.len())))
+        }
+        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+        where
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+            LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        {
+        }
+        fn push_namespace<NR: Into<String>, N: FnOnce() -> NR>(&mut self, _: N) {}
+        fn pop_namespace(&mut self) {}
+        fn get_root(&mut self) -> &mut Self {
+            self
+        }
+    }
+    let mut cs = Inputs(Vec::new(), 0);
+    circuit.synthesize(&mut cs).map_err(|e| crate::Error::Synthesis(e.to_string()))?;
+    Ok(cs.0)
 }
 

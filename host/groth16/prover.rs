@@ -212,6 +212,15 @@ impl<'g> Groth16Prover<'g> {
     where
         C: Circuit<Scalar> + Send,
     {
+        Ok(self.prove_batch_reports(circuits, r, s)?.into_iter().map(|(proof, _)| proof).collect())
+    }
+
+    /// [`Groth16Prover::prove_batch_with`], with each proof's report (its synthesis, and its GPU job's
+    /// phases: the batch's GPU busy time is the sum of the jobs' kernel time over the batch's wall time).
+    pub fn prove_batch_reports<C>(&mut self, circuits: Vec<C>, r: &[Scalar], s: &[Scalar]) -> Result<Vec<(Proof<Bls12>, ProofReport)>>
+    where
+        C: Circuit<Scalar> + Send,
+    {
         for (what, v) in [("prove_batch r", r.len()), ("prove_batch s", s.len())] {
             if v != circuits.len() {
                 return Err(Error::LengthMismatch { what, expected: circuits.len(), actual: v });
@@ -222,8 +231,8 @@ impl<'g> Groth16Prover<'g> {
         let (pool, domain) = (self.pool.clone(), self.key.domain());
         let queue = std::sync::Mutex::new(circuits.into_iter().enumerate());
         // At most `workers` witnesses wait for the GPU: bounds the pinned memory a batch holds.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<PinnedWitness>)>(workers);
-        let mut proofs: Vec<Option<Proof<Bls12>>> = vec![None; count];
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<PinnedWitness>, f64)>(workers);
+        let mut proofs: Vec<Option<(Proof<Bls12>, ProofReport)>> = vec![None; count];
         std::thread::scope(|scope| -> Result<()> {
             for _ in 0..workers {
                 let (tx, queue, pool) = (tx.clone(), &queue, &pool);
@@ -231,7 +240,9 @@ impl<'g> Groth16Prover<'g> {
                     loop {
                         let next = queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
                         let Some((i, circuit)) = next else { break };
-                        if tx.send((i, synthesize_pinned(pool, domain, circuit))).is_err() {
+                        let started = Instant::now();
+                        let witness = synthesize_pinned(pool, domain, circuit);
+                        if tx.send((i, witness, started.elapsed().as_secs_f64() * 1e3)).is_err() {
                             break; // the prover stopped on an error
                         }
                     }
@@ -243,17 +254,18 @@ impl<'g> Groth16Prover<'g> {
             let mut in_flight: VecDeque<(usize, ProofTicket)> = VecDeque::new();
             let slots = self.config.slots.max(1);
             let result = (|| -> Result<()> {
-                for (i, witness) in rx.iter() {
-                    let ticket = self.start(witness?, r[i], s[i])?;
+                for (i, witness, synthesis_ms) in rx.iter() {
+                    let mut ticket = self.start(witness?, r[i], s[i])?;
+                    ticket.synthesis_ms = synthesis_ms;
                     in_flight.push_back((i, ticket));
                     if in_flight.len() >= slots {
                         if let Some((j, t)) = in_flight.pop_front() {
-                            proofs[j] = Some(self.finish(t)?);
+                            proofs[j] = Some(self.finish_report(t)?);
                         }
                     }
                 }
                 while let Some((j, t)) = in_flight.pop_front() {
-                    proofs[j] = Some(self.finish(t)?);
+                    proofs[j] = Some(self.finish_report(t)?);
                 }
                 Ok(())
             })();

@@ -6,7 +6,7 @@ use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::num::AllocatedNum;
 use bellperson::gadgets::{blake2s::blake2s, multipack};
 use bellperson::groth16::{self, Parameters};
-use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellperson::{Circuit, ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
 use ff::Field;
 use rand_core::RngCore;
@@ -169,49 +169,9 @@ impl Circuit<Scalar> for BadVariable {
     }
 }
 
-/// The public inputs (without "one") of a circuit, recorded by a constraint system that keeps nothing else:
-/// what a verifier is given, found independently of the prover's synthesis.
+/// The public inputs of a test circuit (independent of the prover's synthesis).
 pub fn public_inputs<C: Circuit<Scalar>>(circuit: C) -> Vec<Scalar> {
-    struct Inputs(Vec<Scalar>, usize);
-    impl ConstraintSystem<Scalar> for Inputs {
-        type Root = Self;
-        fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-        where
-            F: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            f()?; // gadgets keep the values their closures compute
-            self.1 += 1;
-            Ok(Variable::new_unchecked(Index::Aux(self.1 - 1)))
-        }
-        fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-        where
-            F: FnOnce() -> Result<Scalar, SynthesisError>,
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-        {
-            self.0.push(f()?);
-            Ok(Variable::new_unchecked(Index::Input(self.0.len())))
-        }
-        fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-        where
-            A: FnOnce() -> AR,
-            AR: Into<String>,
-            LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-            LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-            LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        {
-        }
-        fn push_namespace<NR: Into<String>, N: FnOnce() -> NR>(&mut self, _: N) {}
-        fn pop_namespace(&mut self) {}
-        fn get_root(&mut self) -> &mut Self {
-            self
-        }
-    }
-    let mut cs = Inputs(Vec::new(), 0);
-    circuit.synthesize(&mut cs).expect("the test circuit synthesizes");
-    cs.0
+    zkgpu::groth16::circuits::public_inputs(circuit).expect("the test circuit synthesizes")
 }
 
 /// Random parameters for `blank` (its witness-free form).
