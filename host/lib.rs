@@ -8,6 +8,7 @@
 //!   [`DeviceBuffer`] / [`PinnedBuffer`] of [`DeviceSafe`] values (blstrs types go to the device as bytes),
 //!   [`PinnedPool`] (pin a prover's working set once, reuse it), [`PhaseRecorder`] (phase timing),
 //!   [`PartitionEngine`] / [`ProverPool`] (the Groth16 partition pipeline on one or several GPUs),
+//!   `groth16` (feature `bellperson`: proofs of bellperson circuits),
 //!   [`EventTimer`] / [`Gpu::time_ms`], [`launch_config_1d`].
 //!
 //! # Which PTX runs
@@ -21,23 +22,64 @@
 //! the committed PTX with no extra setup (CI checks it equals what the sources build). [`PTX_SOURCE`] says
 //! which happened in this build. `ZKGPU_PTX=build|prebuilt` forces one or the other.
 //!
-//! # Example
+//! # The typed APIs
+//! Inputs and outputs are blstrs types; every call returns [`Result`] (no panics on a caller's data).
+//!
+//! NTT over Fr (forward/inverse, coset, natural or bit-reversed orders), with the twiddles cached per size:
 //! ```no_run
-//! use cudarc::driver::PushKernelArg;
 //! # fn main() -> zkgpu::Result<()> {
-//! let gpu = zkgpu::Gpu::new(0)?;
-//! let a = gpu.upload(&[1u32, 2, 3])?;
-//! let b = gpu.upload(&[10u32, 20, 30])?;
-//! let mut out = gpu.alloc_zeroed::<u32>(3)?;
-//! let n = 3u32;
-//! let f = gpu.function("smoke_add_u32")?;
-//! let mut launch = gpu.stream().launch_builder(&f);
-//! launch.arg(a.raw()).arg(b.raw()).arg(out.raw_mut()).arg(&n);
-//! // SAFETY: smoke_add_u32 reads n u32s from a and b and writes n to out; the buffers hold n each.
-//! unsafe { launch.launch(zkgpu::launch_config_1d(3, 256)) }?;
-//! assert_eq!(gpu.download(&out)?, vec![11, 22, 33]);
+//! use zkgpu::{Gpu, Ntt, NttConfig};
+//! let gpu = Gpu::new(0)?;
+//! let ntt = Ntt::new(&gpu)?;
+//! let mut values = vec![blstrs::Scalar::from(3u64); 1 << 20];
+//! ntt.run_host(&mut values, 1 << 20, NttConfig::forward())?;
 //! # Ok(())
 //! # }
+//! ```
+//! MSM over G1 or G2 (`Σ sᵢ·Pᵢ`; [`msm::Msm`] keeps its scratch and the bases on the device across calls):
+//! ```no_run
+//! # fn main() -> zkgpu::Result<()> {
+//! use blstrs::{G1Affine, Scalar};
+//! use group::prime::PrimeCurveAffine;
+//! use zkgpu::curve::G1;
+//! let gpu = zkgpu::Gpu::new(0)?;
+//! let (bases, scalars) = (vec![G1Affine::generator(); 1024], vec![Scalar::from(5u64); 1024]);
+//! let sum = zkgpu::msm::msm::<G1>(&gpu, &bases, &scalars)?;
+//! # Ok(())
+//! # }
+//! ```
+//! Batch addition of affine points (all, or those a bitmap selects):
+//! ```no_run
+//! # fn main() -> zkgpu::Result<()> {
+//! use group::prime::PrimeCurveAffine;
+//! use zkgpu::batch_add::{Method, batch_add};
+//! use zkgpu::curve::G1;
+//! let gpu = zkgpu::Gpu::new(0)?;
+//! let points = gpu.upload(&vec![blstrs::G1Affine::generator(); 1 << 16])?;
+//! let sum = batch_add::<G1>(&gpu, &points, None, Method::Affine)?;
+//! # Ok(())
+//! # }
+//! ```
+//! The Groth16 partition pipeline ([`PartitionEngine`]: NTTs, H MSM, batch additions and tail MSMs of a
+//! partition as one job, inputs streamed from pinned memory on a second stream): see [`pipeline`].
+//!
+//! Groth16 proofs of bellperson circuits (feature `bellperson`), byte-identical to bellperson's:
+//! ```no_run
+//! # #[cfg(feature = "bellperson")]
+//! # fn main() -> zkgpu::Result<()> {
+//! use rand_core::SeedableRng;
+//! use zkgpu::groth16::{Groth16Prover, ProvingKey, circuits::Sha256Chain};
+//! let gpu = zkgpu::Gpu::new(0)?;
+//! let key = ProvingKey::read("sha256-38.params", false)?; // a bellperson parameter file
+//! let mut prover = Groth16Prover::new(&gpu, key)?;
+//! let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+//! let proof = prover.prove(Sha256Chain::random(38, &mut rng), &mut rng)?; // bellperson's Proof<Bls12>
+//! let circuits = (0..8).map(|_| Sha256Chain::random(38, &mut rng)).collect();
+//! let proofs = prover.prove_batch(circuits, &mut rng)?; // synthesis on all cores while the GPU proves
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "bellperson"))]
+//! # fn main() {}
 //! ```
 
 pub mod batch_add;
@@ -69,7 +111,7 @@ pub use ntt::{Ntt, NttConfig};
 pub use pinned::{PinnedBuffer, PinnedMode, PinnedPool, PoolStats};
 pub use pipeline::{PartitionConfig, PartitionEngine, PartitionJob, PartitionOutput, PartitionSrs, ProverPool, StreamMode};
 pub use profile::{PhaseRecorder, PhaseReport};
-pub use module::{PTX_SM80, PTX_SM90, TEST_PTX_SM80, TEST_PTX_SM90};
+pub use module::{PTX_SM80, PTX_SM90};
 pub use timing::EventTimer;
 
 /// Where this build's PTX came from: "built" (compiled from `kernels/` by build.rs with the pinned nightly)
