@@ -60,6 +60,7 @@ fn option_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 /// Build `zkgpu-bench` in release with the PTX built from source; return its path.
 pub fn build_runner() -> Result<PathBuf> {
     let messages = util::cargo_json(
+        "building zkgpu-bench (cargo build --release)",
         util::cargo()
             .args(["build", "--release", "-p", "xtask", "--features", "runner", "--bin", "zkgpu-bench"])
             .env("ZKGPU_PTX", "build")

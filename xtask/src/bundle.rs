@@ -110,6 +110,7 @@ fn ptx_fingerprint(text: &str) -> u64 {
 /// Release test executables of the library packages (not xtask), named `<package>-<target>`.
 fn test_binaries() -> Result<Vec<(String, PathBuf)>> {
     let messages = util::cargo_json(
+        "building release test binaries (cargo test --no-run)",
         util::cargo()
             .args(["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"])
             .env("ZKGPU_PTX", "build"),

@@ -2,9 +2,10 @@
 //! [`ptx`] (build the kernels' PTX, ptxas resource table, freshness check), [`test`] (the CI test command),
 //! [`bench`] (the kernel workbench: GPU timings, or the CPU reference and ptxas table without a GPU),
 //! [`bundle`] (a folder that runs the tests and benchmarks on a GPU host without Rust), [`readme`] (results
-//! table in README.md). Shared process helpers live in [`util`].
+//! table in README.md). Shared process helpers live in [`util`], progress spinners in [`progress`].
 mod bench;
 mod bundle;
+mod progress;
 mod ptx;
 mod readme;
 mod test;

@@ -131,7 +131,10 @@ fn warn_if_sources_uncommitted() {
 
 /// Build the PTX through build.rs and return where it is.
 pub fn build() -> Result<BuiltPtx> {
-    let messages = util::cargo_json(util::cargo().args(["check", "-p", "zkgpu"]).env("ZKGPU_PTX", "build"))?;
+    let messages = util::cargo_json(
+        "building the PTX (cargo check -p zkgpu; minutes when kernels/ changed)",
+        util::cargo().args(["check", "-p", "zkgpu"]).env("ZKGPU_PTX", "build"),
+    )?;
     let out_dir = messages
         .iter()
         .filter(|m| m["reason"] == "build-script-executed")
@@ -178,14 +181,16 @@ pub fn ptxas() -> Result<PathBuf> {
     if bin.exists() {
         return Ok(bin);
     }
-    eprintln!("xtask: fetching ptxas from PyPI ({PTXAS_WHEEL}) into {}", cache.display());
     let wheels = cache.join("wheel");
-    util::run(
-        Command::new("python3")
-            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
-            .arg(&wheels)
-            .arg(PTXAS_WHEEL),
-    )?;
+    crate::progress::step(format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB) into {}", cache.display()), |_| {
+        util::run_described(
+            &format!("pip download {PTXAS_WHEEL}"),
+            Command::new("python3")
+                .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
+                .arg(&wheels)
+                .arg(PTXAS_WHEEL),
+        )
+    })?;
     // Take only bin/ptxas out of the wheel (a zip); python's zipfile avoids needing `unzip`.
     let extract = r#"
 import sys, zipfile, glob, os, shutil
@@ -198,7 +203,10 @@ with zipfile.ZipFile(whl) as z:
 os.chmod(dest + ".part", 0o755)
 os.replace(dest + ".part", dest)
 "#;
-    util::run(Command::new("python3").args(["-c", extract]).arg(&wheels).arg(&bin))?;
+    util::run_described(
+        &format!("unpacking bin/ptxas from the wheel into {}", bin.display()),
+        Command::new("python3").args(["-c", extract]).arg(&wheels).arg(&bin),
+    )?;
     std::fs::remove_dir_all(&wheels).ok();
     Ok(bin)
 }

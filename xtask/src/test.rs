@@ -9,17 +9,27 @@
 //! 3. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
 //!    ZKGPU_PTX=prebuilt proves a prover on stable Rust builds the host crate from the committed PTX.
 //!
-//! Every step runs even if an earlier one failed; the summary lists the failures.
+//! Every step runs even if an earlier one failed; the summary lists the failures. Each step prints a header
+//! and its verdict with its duration; the builds, ptxas runs and test runs inside it show a spinner (plain
+//! start/end lines when stderr is not a terminal). The closing line totals the tests and names the skipped
+//! ones by their ignore reason: `tests: 148 passed, 0 failed, 110 GPU tests skipped (need a CUDA GPU: cargo
+//! xtask test --gpu)`; only `#[ignore = "needs a CUDA GPU"]` tests are called GPU tests.
+use crate::progress::format_duration;
 use crate::util::{self, Result};
 use crate::{bench, ptx};
+use std::time::Instant;
 
 pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     let mut skip_two_gpus = false;
     if gpu {
         // Before anything slow: a GPU run without a GPU must fail loudly, not skip the GPU tests.
         let runner = bench::build_runner()?;
-        util::run(std::process::Command::new(&runner).arg("--probe"))
-            .map_err(|e| format!("--gpu needs a CUDA GPU, and none was found ({e})"))?;
+        util::run_step(
+            "looking for a CUDA GPU (zkgpu-bench --probe; minutes if the driver's JIT cache is cold)",
+            std::process::Command::new(&runner).arg("--probe"),
+            &mut |step, line| step.println(line),
+        )
+        .map_err(|e| format!("--gpu needs a CUDA GPU, and none was found ({e})"))?;
         let count = std::process::Command::new(&runner).arg("--gpu-count").output().map_err(|e| e.to_string())?;
         let count: usize = String::from_utf8_lossy(&count.stdout).trim().parse().unwrap_or(0);
         if count < 2 {
@@ -27,20 +37,35 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
             skip_two_gpus = true;
         }
     }
+    let stable_step = stable && util::toolchain_installed("stable");
+    if stable && !stable_step {
+        eprintln!("xtask: no `stable` toolchain installed: skipping the stable consumer build");
+    }
+    let steps = if stable_step { 4 } else { 3 };
+    let mut number = 0;
     let mut failures = Vec::new();
-    let mut step = |name: &str, result: Result<()>| match result {
-        Ok(()) => eprintln!("xtask: {name}: ok"),
-        Err(e) => {
-            eprintln!("xtask: {name}: FAILED\n{e}");
-            failures.push(name.to_string());
+    // Each step: a header line, then its own progress (spinners of the builds, ptxas and test runs inside
+    // it), then its verdict with its duration.
+    let mut step = |name: &str, run: &mut dyn FnMut() -> Result<()>| {
+        number += 1;
+        eprintln!("xtask: step {number}/{steps}: {name}");
+        let start = Instant::now();
+        let result = run();
+        let took = format_duration(start.elapsed());
+        match result {
+            Ok(()) => eprintln!("xtask: step {number}/{steps}: {name}: ok ({took})"),
+            Err(e) => {
+                eprintln!("xtask: step {number}/{steps}: {name}: FAILED ({took})\n{e}");
+                failures.push(name.to_string());
+            }
         }
     };
 
-    step("ptx check", ptx::run(true).map(|_| ()));
+    step("ptx check", &mut || ptx::run(true).map(|_| ()));
 
     let mut cmd = util::cargo();
     // `xtask/runner` adds the bench runner's own tests (input generation, CPU cases, size syntax).
-    cmd.args(["test", "--workspace", "--features", "xtask/runner"]).env("ZKGPU_PTX", "build");
+    cmd.args(["test", "--workspace", "--features", "xtask/runner,zkgpu/bellperson"]).env("ZKGPU_PTX", "build");
     if gpu || !cargo_args.is_empty() {
         cmd.arg("--");
         if gpu {
@@ -53,19 +78,18 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     }
     let name = if gpu { "cargo test (CPU + GPU)" } else { "cargo test (CPU; GPU tests ignored)" };
     let mut counts = util::TestCounts::default();
-    step(name, util::run_counting(&mut cmd, &mut counts));
+    step(name, &mut || util::run_counting("cargo test --workspace", &mut cmd, &mut counts));
     // Criterion benches in test mode: each benchmark runs once (the GPU group skips itself without a GPU).
-    step(
-        "criterion benches (test mode)",
-        util::run(util::cargo().args(["test", "-p", "zkgpu", "--bench", "host"]).env("ZKGPU_PTX", "build")),
-    );
+    step("criterion benches (test mode)", &mut || {
+        util::run_step(
+            "cargo test --bench host",
+            util::cargo().args(["test", "-p", "zkgpu", "--bench", "host"]).env("ZKGPU_PTX", "build"),
+            &mut |step, line| step.println(line),
+        )
+    });
 
-    if stable {
-        if util::toolchain_installed("stable") {
-            step("stable consumer build (committed PTX)", stable_build());
-        } else {
-            eprintln!("xtask: no `stable` toolchain installed: skipping the stable consumer build");
-        }
+    if stable_step {
+        step("stable consumer build (committed PTX)", &mut stable_build);
     }
 
     let verdict = if failures.is_empty() {
@@ -74,18 +98,19 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     } else {
         Err(format!("failed steps: {}", failures.join(", ")))
     };
-    // The closing line: totals over every test binary (ignored = GPU tests not run here).
-    let skipped = if counts.ignored > 0 { format!(", {} skipped", counts.ignored) } else { String::new() };
-    println!("tests: {} passed, {} failed{skipped}", counts.passed, counts.failed);
+    // The closing line: totals over every test binary, the ignored tests by their reason.
+    println!("{}", counts.summary());
     verdict
 }
 
 /// Build the host crate the way a stable-Rust prover would: stable toolchain, committed PTX, no nightly.
 fn stable_build() -> Result<()> {
-    util::run(
+    util::run_step(
+        "cargo +stable build -p zkgpu",
         util::cargo_with_toolchain("stable")
             .args(["build", "-p", "zkgpu"])
             .env("ZKGPU_PTX", "prebuilt")
             .env("CARGO_TARGET_DIR", util::target_dir().join("stable-consumer")),
+        &mut |step, line| step.println(line),
     )
 }

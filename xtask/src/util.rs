@@ -1,9 +1,10 @@
-//! Process helpers: the workspace root, cargo/rustup commands with a clean environment, JSON message parsing.
+//! Process helpers: the workspace root, cargo/rustup commands with a clean environment, child processes run as
+//! progress steps, JSON message parsing, libtest summary counting.
+use crate::progress::Step;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 pub type Result<T> = std::result::Result<T, String>;
-
 
 /// The repository root (the workspace holding xtask/).
 pub fn root() -> PathBuf {
@@ -48,18 +49,130 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     if status.success() { Ok(()) } else { Err(format!("`{}` failed ({status})", describe(cmd))) }
 }
 
-/// Totals of the libtest summaries (`test result: ok. 3 passed; 0 failed; 1 ignored; ...`) a run printed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// [`run`] for a command whose text says nothing useful (an inline script): print `what` instead of it.
+pub fn run_described(what: &str, cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: {what}");
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let status = cmd.status().map_err(|e| format!("cannot run {program} ({what}): {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{what} failed ({program}: {status})")) }
+}
+
+/// Run `cmd` as a progress step labelled `label` (see [`crate::progress`]); error if it cannot start or exits
+/// non-zero. Its stdout lines go to `on_stdout`. On a terminal its stderr is piped: cargo's status lines
+/// (`Compiling x`, `Running y`) become the spinner's message and every other line (warnings, errors, test
+/// output) is printed above the spinner. In plain mode stderr is inherited: the log shows cargo's own output.
+pub fn run_step(label: &str, cmd: &mut Command, on_stdout: &mut dyn FnMut(&Step, &str)) -> Result<()> {
+    use std::io::{BufRead, BufReader};
+    let step = Step::start(label);
+    step.eprintln(&format!("xtask: $ {}", describe(cmd)));
+    let interactive = crate::progress::interactive();
+    if interactive && std::env::var_os("CARGO_TERM_COLOR").is_none() {
+        cmd.env("CARGO_TERM_COLOR", "always"); // piped stderr would turn cargo's colours off
+    }
+    cmd.stdout(Stdio::piped()).stderr(if interactive { Stdio::piped() } else { Stdio::inherit() });
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            step.finish("FAILED");
+            return Err(format!("cannot run {}: {e}", describe(cmd)));
+        }
+    };
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let read = std::thread::scope(|scope| {
+        if let Some(err) = stderr {
+            let step = &step;
+            scope.spawn(move || {
+                for line in BufReader::new(err).lines().map_while(std::result::Result::ok) {
+                    match cargo_status(&line) {
+                        Some(status) => step.set_message(status),
+                        None => step.eprintln(&line),
+                    }
+                }
+            });
+        }
+        let mut read = Ok(());
+        if let Some(out) = stdout {
+            for line in BufReader::new(out).lines() {
+                match line {
+                    Ok(line) => on_stdout(&step, &line),
+                    Err(e) => {
+                        read = Err(e.to_string());
+                        break;
+                    }
+                }
+            }
+        }
+        read
+    });
+    let status = child.wait().map_err(|e| e.to_string());
+    let ok = matches!(&status, Ok(s) if s.success()) && read.is_ok();
+    step.finish(if ok { "done" } else { "FAILED" });
+    let status = status?;
+    read?;
+    if status.success() { Ok(()) } else { Err(format!("`{}` failed ({status})", describe(cmd))) }
+}
+
+/// A cargo status line (`   Compiling zkgpu v0.1.0 (/work)`), without colours and padding; `None` for
+/// any other line.
+fn cargo_status(line: &str) -> Option<String> {
+    const WORDS: [&str; 14] = [
+        "Compiling", "Checking", "Running", "Doc-tests", "Fresh", "Finished", "Building", "Blocking",
+        "Downloading", "Downloaded", "Updating", "Locking", "Adding", "Executable",
+    ];
+    let plain = strip_ansi(line);
+    let text = plain.trim();
+    let first = text.split_whitespace().next()?;
+    WORDS.contains(&first).then(|| text.to_string())
+}
+
+/// `text` without ANSI escape sequences (`ESC [ ... letter`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            if chars.next() == Some('[') {
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Totals of the libtest summaries (`test result: ok. 3 passed; 0 failed; 1 ignored; ...`) a run printed, and
+/// the ignored tests by their `#[ignore = "reason"]` (libtest prints `test name ... ignored, reason`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TestCounts {
     pub passed: u64,
     pub failed: u64,
     pub ignored: u64,
+    /// Ignored tests seen by reason ("" when the attribute gives none).
+    pub ignored_by_reason: std::collections::BTreeMap<String, u64>,
 }
 
+/// The reason GPU tests are ignored with off-GPU (design.md: `#[ignore = "needs a CUDA GPU"]`).
+pub const GPU_IGNORE_REASON: &str = "needs a CUDA GPU";
+
 impl TestCounts {
-    /// Add one libtest summary line; other lines are ignored.
+    /// Add one line of libtest output: a summary line, or an `ignored` result; other lines are ignored.
     pub fn add_line(&mut self, line: &str) {
-        let Some(rest) = line.trim().strip_prefix("test result: ") else { return };
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("test ") {
+            if let Some((_, result)) = rest.rsplit_once(" ... ") {
+                if let Some(reason) = result.strip_prefix("ignored") {
+                    let reason = reason.strip_prefix(',').unwrap_or(reason).trim();
+                    *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
+                }
+                return;
+            }
+        }
+        let Some(rest) = line.strip_prefix("test result: ") else { return };
         for part in rest.split(';') {
             let mut words = part.split_whitespace().rev();
             let (Some(label), Some(count)) = (words.next(), words.next()) else { continue };
@@ -72,38 +185,50 @@ impl TestCounts {
             }
         }
     }
-}
 
-/// Run a command (normally `cargo test`), echoing its stdout while adding up the test summaries in it.
-pub fn run_counting(cmd: &mut Command, counts: &mut TestCounts) -> Result<()> {
-    use std::io::{BufRead, BufReader, Write};
-    eprintln!("xtask: $ {}", describe(cmd));
-    let mut child = cmd.stdout(Stdio::piped()).spawn().map_err(|e| format!("cannot run {}: {e}", describe(cmd)))?;
-    if let Some(out) = child.stdout.take() {
-        let stdout = std::io::stdout();
-        for line in BufReader::new(out).lines() {
-            let line = line.map_err(|e| e.to_string())?;
-            counts.add_line(&line);
-            let _ = writeln!(stdout.lock(), "{line}");
+    /// The closing line of `cargo xtask test`, e.g. `tests: 148 passed, 0 failed, 110 GPU tests skipped (need a
+    /// CUDA GPU: cargo xtask test --gpu), 1 ignored (needs two CUDA GPUs)`. Only tests ignored with
+    /// [`GPU_IGNORE_REASON`] are called GPU tests; other ignored tests are listed by their reason.
+    pub fn summary(&self) -> String {
+        let mut text = format!("tests: {} passed, {} failed", self.passed, self.failed);
+        let gpu = self.ignored_by_reason.get(GPU_IGNORE_REASON).copied().unwrap_or(0);
+        if gpu > 0 {
+            let noun = if gpu == 1 { "GPU test" } else { "GPU tests" };
+            text.push_str(&format!(", {gpu} {noun} skipped (need a CUDA GPU: cargo xtask test --gpu)"));
         }
+        let mut seen = gpu;
+        for (reason, n) in self.ignored_by_reason.iter().filter(|(r, _)| r.as_str() != GPU_IGNORE_REASON) {
+            let reason = if reason.is_empty() { "no reason given" } else { reason.as_str() };
+            text.push_str(&format!(", {n} ignored ({reason})"));
+            seen += n;
+        }
+        if self.ignored > seen {
+            text.push_str(&format!(", {} ignored (reason not shown)", self.ignored - seen));
+        }
+        text
     }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    if status.success() { Ok(()) } else { Err(format!("`{}` failed ({status})", describe(cmd))) }
 }
 
-/// Run a cargo command with `--message-format=json-render-diagnostics`: diagnostics go to the terminal as
-/// usual, the JSON messages are returned.
-pub fn cargo_json(cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
-    cmd.arg("--message-format=json-render-diagnostics").stdout(Stdio::piped()).stderr(Stdio::inherit());
-    eprintln!("xtask: $ {}", describe(cmd));
-    let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", describe(cmd)))?;
-    if !out.status.success() {
-        return Err(format!("`{}` failed ({})", describe(cmd), out.status));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect())
+/// Run a command (normally `cargo test`) as the progress step `label`, echoing its stdout while adding up the
+/// test summaries in it.
+pub fn run_counting(label: &str, cmd: &mut Command, counts: &mut TestCounts) -> Result<()> {
+    run_step(label, cmd, &mut |step, line| {
+        counts.add_line(line);
+        step.println(line);
+    })
+}
+
+/// Run a cargo command with `--message-format=json-render-diagnostics` as the progress step `label`:
+/// diagnostics go to the terminal as usual, the JSON messages are returned.
+pub fn cargo_json(label: &str, cmd: &mut Command) -> Result<Vec<serde_json::Value>> {
+    cmd.arg("--message-format=json-render-diagnostics");
+    let mut messages = Vec::new();
+    run_step(label, cmd, &mut |_, line| {
+        if let Ok(message) = serde_json::from_str(line) {
+            messages.push(message);
+        }
+    })?;
+    Ok(messages)
 }
 
 /// A command line as text, for messages.
@@ -148,7 +273,7 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::TestCounts;
+    use super::*;
 
     #[test]
     fn adds_libtest_summaries() {
@@ -157,6 +282,42 @@ mod tests {
         c.add_line("test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 5 filtered out; finished in 1s");
         c.add_line("test foo ... ok");
         c.add_line("running 3 tests");
-        assert_eq!(c, TestCounts { passed: 13, failed: 2, ignored: 3 });
+        assert_eq!((c.passed, c.failed, c.ignored), (13, 2, 3));
+    }
+
+    #[test]
+    fn counts_ignored_tests_by_reason() {
+        let mut c = TestCounts::default();
+        for line in [
+            "test gpu::ntt_matches_cpu ... ignored, needs a CUDA GPU",
+            "test gpu::msm_matches_cpu ... ignored, needs a CUDA GPU",
+            "test two_gpus_split ... ignored, needs two CUDA GPUs",
+            "test src/lib.rs - Gpu (line 12) ... ignored",
+            "test cpu::fine ... ok",
+            "test result: ok. 1 passed; 0 failed; 4 ignored; 0 measured; 0 filtered out; finished in 0.01s",
+        ] {
+            c.add_line(line);
+        }
+        assert_eq!(c.ignored_by_reason.get(GPU_IGNORE_REASON), Some(&2));
+        assert_eq!(
+            c.summary(),
+            "tests: 1 passed, 0 failed, 2 GPU tests skipped (need a CUDA GPU: cargo xtask test --gpu), \
+             1 ignored (no reason given), 1 ignored (needs two CUDA GPUs)"
+        );
+        c.ignored += 2; // a summary counted ignored tests whose result lines were not seen
+        assert!(c.summary().ends_with(", 2 ignored (reason not shown)"));
+        assert_eq!(TestCounts { passed: 5, ..Default::default() }.summary(), "tests: 5 passed, 0 failed");
+    }
+
+    #[test]
+    fn recognises_cargo_status_lines() {
+        assert_eq!(cargo_status("   Compiling zkgpu v0.1.0 (/w)").as_deref(), Some("Compiling zkgpu v0.1.0 (/w)"));
+        assert_eq!(
+            cargo_status("\x1b[1m\x1b[32m     Running\x1b[0m unittests src/lib.rs").as_deref(),
+            Some("Running unittests src/lib.rs")
+        );
+        assert_eq!(cargo_status("warning: unused variable: `x`"), None);
+        assert_eq!(cargo_status("error[E0425]: cannot find value"), None);
+        assert_eq!(cargo_status(""), None);
     }
 }
