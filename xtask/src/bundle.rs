@@ -10,6 +10,7 @@
 //! before running it (needs only bash, gzip and coreutils on the GPU host).
 //! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
 //! The folder must stay under 64 MiB.
+use crate::ptxas::{Job, Ptxas};
 use crate::util::{self, Result};
 use crate::{bench, ptx};
 use std::path::{Path, PathBuf};
@@ -63,48 +64,23 @@ pub fn run(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Assembles the sm_90 modules (production and test) with ptxas into `dest`, gzipped, each named as
-/// `zkgpu::module::cubin_file_name` names it: `<stem>-<FNV-1a 64 of the PTX text, 16 hex digits>.cubin`.
-/// The modules are independent, so they are assembled side by side (minutes each on two cores).
+/// The sm_90 modules (production and test), assembled by ptxas (through its results cache), gzipped into
+/// `dest`, each named as `zkgpu::module::cubin_file_name` names it: `<stem>-<FNV-1a 64 of the PTX text, 16
+/// hex digits>.cubin` (the cache names its cubins the same way).
 fn assemble_cubins(built: &ptx::BuiltPtx, dest: &Path) -> Result<()> {
     std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-    let ptxas = ptx::ptxas()?;
-    let scratch = util::target_dir().join("zkgpu-bundle-cubin");
-    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let mut jobs = Vec::new();
-    for (arch, path) in built.files.iter().chain(&built.test_files).filter(|(arch, _)| *arch == "sm_90") {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if text.is_empty() {
-            continue; // the test module is empty when it was not built
-        }
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let name = format!("{stem}-{:016x}.cubin", ptx_fingerprint(&text));
-        jobs.push((*arch, path.clone(), scratch.join(&name), name));
-    }
-    eprintln!("xtask: assembling {} sm_90 cubin(s) for the bundle", jobs.len());
-    let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|(arch, ptx, cubin, _)| {
-                let ptxas = &ptxas;
-                scope.spawn(move || {
-                    util::run(Command::new(ptxas).arg(format!("-arch={arch}")).arg("-o").arg(cubin).arg(ptx))
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a ptxas thread panicked".into()))).collect()
-    });
-    for ((_, _, cubin, name), result) in jobs.iter().zip(results) {
-        result?;
-        gzip(cubin, &dest.join(format!("{name}.gz")))?;
+    let jobs: Vec<Job> = built
+        .files
+        .iter()
+        .chain(&built.test_files)
+        .filter(|(arch, path)| *arch == "sm_90" && std::fs::metadata(path).is_ok_and(|m| m.len() > 0))
+        .map(|(arch, ptx)| Job { arch, ptx })
+        .collect();
+    for assembled in Ptxas::locate()?.assemble(&jobs, "the bundle's sm_90 cubins")? {
+        let name = assembled.cubin.file_name().ok_or("cubin without a file name")?.to_string_lossy().into_owned();
+        gzip(&assembled.cubin, &dest.join(format!("{name}.gz")))?;
     }
     Ok(())
-}
-
-/// FNV-1a (64-bit): the same function as `zkgpu::module::ptx_fingerprint` (this binary does not link the host
-/// crate); this file's test and tests/host_errors.rs check both on the published test vectors.
-fn ptx_fingerprint(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// Release test executables of the library packages (not xtask), named `<package>-<target>`.
@@ -112,7 +88,7 @@ fn test_binaries() -> Result<Vec<(String, PathBuf)>> {
     let messages = util::cargo_json(
         "building release test binaries (cargo test --no-run)",
         util::cargo()
-            .args(["test", "--workspace", "--exclude", "xtask", "--release", "--no-run"])
+            .args(["test", "--workspace", "--exclude", "xtask", "--features", "zkgpu/bellperson", "--release", "--no-run"])
             .env("ZKGPU_PTX", "build"),
     )?;
     let mut found = Vec::new();
@@ -249,13 +225,3 @@ if [ "${ZKGPU_SKIP_BENCH:-0}" != 1 ]; then
 fi
 [ "$failed" = 0 ] && [ "$bench_rc" = 0 ]
 "#;
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn fingerprint_is_fnv1a_64() {
-        assert_eq!(super::ptx_fingerprint(""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(super::ptx_fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(super::ptx_fingerprint("foobar"), 0x8594_4171_f739_67e8);
-    }
-}

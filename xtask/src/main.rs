@@ -2,11 +2,13 @@
 //! [`ptx`] (build the kernels' PTX, ptxas resource table, freshness check), [`test`] (the CI test command),
 //! [`bench`] (the kernel workbench: GPU timings, or the CPU reference and ptxas table without a GPU),
 //! [`bundle`] (a folder that runs the tests and benchmarks on a GPU host without Rust), [`readme`] (results
-//! table in README.md). Shared process helpers live in [`util`], progress spinners in [`progress`].
+//! table in README.md). Shared process helpers live in [`util`], progress spinners in [`progress`], ptxas and
+//! its results cache in [`ptxas`].
 mod bench;
 mod bundle;
 mod progress;
 mod ptx;
+mod ptxas;
 mod readme;
 mod test;
 mod util;

@@ -7,7 +7,9 @@
 //! the test module `zkgpu_test_<arch>.ptx` (test-only kernels, never committed); ptxas checks both.
 //!
 //! ptxas comes from PyPI's `nvidia-cuda-nvcc` wheel (no CUDA toolkit needed), downloaded once into
-//! `.cache/ptxas/<version>/` (git-ignored). `ZKGPU_PTXAS=/path/to/ptxas` uses another copy.
+//! `.cache/ptxas/<version>/` (git-ignored). `ZKGPU_PTXAS=/path/to/ptxas` uses another copy. Its results (the
+//! `-v` report and the cubin) are cached by (PTX text, ptxas version, arch) in `.cache/ptxas/results/`
+//! (see [`crate::ptxas`]): only a changed module is assembled again.
 //!
 //! Check policy (`--check`, run by `cargo xtask test` and CI):
 //! - the committed `kernels/ptx/zkgpu_<arch>.ptx` must equal a fresh build byte for byte (fix: `cargo xtask ptx`
@@ -16,6 +18,7 @@
 //! - a *hot* kernel must not spill. Hot = every kernel except the test-only ones (`arith_*`, `device_api_*`,
 //!   `smoke_*`), which exist to check correctness: their spills are reported as warnings, not failures.
 //!   Known spills of a hot kernel can be accepted explicitly, with a byte ceiling, in [`ACCEPTED_SPILLS`].
+use crate::ptxas::{Job, Ptxas};
 use crate::util::{self, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,9 +26,6 @@ use std::process::Command;
 
 /// Architectures built, in the order the table shows them (the host picks the module by compute capability).
 pub const ARCHES: [&str; 2] = ["sm_90", "sm_80"];
-/// The PyPI release ptxas is taken from (CUDA 13.0: accepts the PTX the H200's 580 driver loads).
-pub const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc==13.0.88";
-const PTXAS_VERSION: &str = "13.0.88";
 /// Kernel name prefixes of test-only kernels (spills there are reported, not fatal).
 pub const TEST_ONLY_PREFIXES: [&str; 3] = ["arith_", "device_api_", "smoke_"];
 
@@ -135,6 +135,12 @@ pub fn build() -> Result<BuiltPtx> {
         "building the PTX (cargo check -p zkgpu; minutes when kernels/ changed)",
         util::cargo().args(["check", "-p", "zkgpu"]).env("ZKGPU_PTX", "build"),
     )?;
+    from_messages(&messages)
+}
+
+/// The PTX a cargo build of the zkgpu package with `ZKGPU_PTX=build` made, found from its JSON messages (the
+/// build script's OUT_DIR). Every host profile gets the same PTX (build.rs shares one kernel build).
+pub fn from_messages(messages: &[serde_json::Value]) -> Result<BuiltPtx> {
     let out_dir = messages
         .iter()
         .filter(|m| m["reason"] == "build-script-executed")
@@ -171,86 +177,32 @@ fn compare(fresh: &Path, committed: &Path) -> Result<Option<String>> {
     }))
 }
 
-/// The ptxas binary: $ZKGPU_PTXAS, else the cached copy, else download the wheel into the cache.
-pub fn ptxas() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("ZKGPU_PTXAS") {
-        return Ok(PathBuf::from(p));
-    }
-    let cache = util::root().join(".cache/ptxas").join(PTXAS_VERSION);
-    let bin = cache.join("ptxas");
-    if bin.exists() {
-        return Ok(bin);
-    }
-    let wheels = cache.join("wheel");
-    crate::progress::step(format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB) into {}", cache.display()), |_| {
-        util::run_described(
-            &format!("pip download {PTXAS_WHEEL}"),
-            Command::new("python3")
-                .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
-                .arg(&wheels)
-                .arg(PTXAS_WHEEL),
-        )
-    })?;
-    // Take only bin/ptxas out of the wheel (a zip); python's zipfile avoids needing `unzip`.
-    let extract = r#"
-import sys, zipfile, glob, os, shutil
-wheels, dest = sys.argv[1], sys.argv[2]
-whl = sorted(glob.glob(os.path.join(wheels, "nvidia_cuda_nvcc-*.whl")))[-1]
-with zipfile.ZipFile(whl) as z:
-    name = next(n for n in z.namelist() if n.endswith("/bin/ptxas"))
-    with z.open(name) as src, open(dest + ".part", "wb") as dst:
-        shutil.copyfileobj(src, dst)
-os.chmod(dest + ".part", 0o755)
-os.replace(dest + ".part", dest)
-"#;
-    util::run_described(
-        &format!("unpacking bin/ptxas from the wheel into {}", bin.display()),
-        Command::new("python3").args(["-c", extract]).arg(&wheels).arg(&bin),
-    )?;
-    std::fs::remove_dir_all(&wheels).ok();
-    Ok(bin)
+/// The modules ptxas checks: the production module per arch, and the test module's if `with_test_module`
+/// (when build.rs built it: it is an empty file otherwise).
+fn jobs(built: &BuiltPtx, with_test_module: bool) -> Vec<Job<'_>> {
+    let test_files: &[(&'static str, PathBuf)] = if with_test_module { &built.test_files } else { &[] };
+    built
+        .files
+        .iter()
+        .chain(test_files)
+        .filter(|(_, ptx)| std::fs::metadata(ptx).is_ok_and(|m| m.len() > 0))
+        .map(|(arch, ptx)| Job { arch, ptx })
+        .collect()
 }
 
-/// Run `ptxas -arch=<arch> -v` on the production module (and the test module if `with_test_module`) and
-/// parse the per-kernel resources.
-pub fn ptxas_report(built: &BuiltPtx, with_test_module: bool) -> Result<Report> {
-    let ptxas = ptxas()?;
-    let cubin_dir = util::target_dir().join("zkgpu-cubin");
-    std::fs::create_dir_all(&cubin_dir).map_err(|e| format!("{}: {e}", cubin_dir.display()))?;
-    let mut jobs = Vec::new();
-    let test_files: &[(&'static str, PathBuf)] = if with_test_module { &built.test_files } else { &[] };
-    for (arch, ptx) in built.files.iter().chain(test_files) {
-        if std::fs::metadata(ptx).map(|m| m.len() == 0).unwrap_or(true) {
-            continue; // the test module is empty when it was not built
-        }
-        let stem = ptx.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        jobs.push((*arch, ptx, cubin_dir.join(format!("{stem}.cubin"))));
-    }
-    // The modules are independent: assemble them side by side (the test module takes minutes alone).
-    let outputs: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|(arch, ptx, cubin)| {
-                let ptxas = &ptxas;
-                scope.spawn(move || {
-                    Command::new(ptxas).arg(format!("-arch={arch}")).arg("-v").arg("-o").arg(cubin).arg(ptx).output()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join()).collect()
-    });
+fn report_of(results: &[crate::ptxas::Assembled]) -> Report {
     let mut per_arch: BTreeMap<&'static str, BTreeMap<String, Resources>> = BTreeMap::new();
-    for ((arch, ptx, _), out) in jobs.iter().zip(outputs) {
-        let out = out
-            .map_err(|_| "a ptxas thread panicked".to_string())?
-            .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        if !out.status.success() {
-            return Err(format!("ptxas -arch={arch} rejected {}:\n{text}", ptx.display()));
-        }
-        per_arch.entry(*arch).or_default().extend(parse_ptxas(&text));
+    for r in results {
+        per_arch.entry(r.arch).or_default().extend(parse_ptxas(&r.report));
     }
-    Ok(Report { per_arch })
+    Report { per_arch }
+}
+
+/// `ptxas -arch=<arch> -v` on the production module (and the test module if `with_test_module`), parsed per
+/// kernel: from the results cache, running ptxas only for modules it does not hold.
+pub fn ptxas_report(built: &BuiltPtx, with_test_module: bool) -> Result<Report> {
+    let what = if with_test_module { "the resource table (all modules)" } else { "the resource table" };
+    Ok(report_of(&Ptxas::locate()?.assemble(&jobs(built, with_test_module), what)?))
 }
 
 /// Parse `ptxas -v` output: entry functions with their register count, shared memory, stack and spills.
