@@ -1,8 +1,18 @@
 //! `cargo xtask bench [runner args]`: the kernel workbench.
 //!
-//! Builds the bench runner (`zkgpu-bench`, the `runner` feature of this package) with the PTX built from
-//! source, prints ptxas's resource table for the kernels of the selected ops, then runs the runner, which
-//! times the kernels on the GPU (CUDA events) or, with no GPU, times the CPU reference and says so.
+//! The arguments are the bench runner's (`zkgpu-bench`, the `runner` feature of this package; they are parsed
+//! here first with the same definition, [`xtask::bench_args::BenchArgs`], so `--help` and mistakes need no
+//! build). Builds the runner with the PTX built from source, prints ptxas's resource table for the kernels
+//! of the selected ops, then runs the runner, which times the kernels on the GPU (CUDA events) or, with no
+//! GPU, times the CPU reference and says so.
+//!
+//! GPU or not: `--cpu`, or the runner's `--gpu-count` printing 0, means the CPU reference is timed. (`--gpu-count`
+//! asks the driver for its device count and loads no kernels; `--probe` would open the device and JIT-compile
+//! the modules, minutes when the driver's cache is cold.) The ptxas table is only information for a GPU run:
+//! - with a GPU: from the ptxas results cache, running ptxas for a module it does not hold (minutes, once);
+//! - without one: from the cache when it holds this PTX, else skipped with a one-line note (`cargo xtask ptx`
+//!   fills the cache); no ptxas run and no ptxas download.
+//!
 //! Results go to `--json`/`--plot` (default `target/zkgpu-bench/latest.{json,svg}`; the plot defaults to the
 //! JSON path with `.svg` when only `--json` is given); a JSON file written under benches/results/ also
 //! refreshes README.md's table.
@@ -10,55 +20,79 @@ use crate::util::{self, Result};
 use crate::{ptx, readme};
 use std::path::PathBuf;
 use std::process::Command;
+use xtask::bench_args::BenchArgs;
 
-pub fn run(args: &[String]) -> Result<()> {
-    let runner = build_runner()?;
-    let passthrough = args.iter().any(|a| matches!(a.as_str(), "--list" | "-h" | "--help" | "--probe" | "--kernels"));
-    if passthrough {
+/// `args`: the runner arguments as given (forwarded unchanged); `parsed`: the same, parsed.
+pub fn run(parsed: &BenchArgs, args: &[String]) -> Result<()> {
+    let (runner, built) = build_runner_with_ptx()?;
+    if parsed.is_query() && parsed.from.is_none() {
         return util::run(Command::new(&runner).args(args));
     }
 
-    // ptxas table for the kernels this sweep uses (useful with or without a GPU).
-    let kernels = kernel_names(&runner, args)?;
-    // Benchmarked kernels live in the production module; the (large) test module is skipped.
-    match ptx::build().and_then(|b| ptx::ptxas_report(&b, false)) {
-        Ok(report) => ptx::print_table(&report, Some(&|k: &str| kernels.iter().any(|n| n == k))),
-        Err(e) => eprintln!("xtask: warning: no ptxas table: {e}"),
+    if parsed.from.is_none() {
+        let gpu = !parsed.cpu && gpu_count(&runner) > 0;
+        print_ptxas_table(&runner, args, &built, gpu);
     }
 
     let mut cmd = Command::new(&runner);
     cmd.args(args);
     let out_dir = util::target_dir().join("zkgpu-bench");
-    let json = option_value(args, "--json").map(PathBuf::from);
-    if json.is_none() {
+    if parsed.json.is_none() {
         cmd.arg("--json").arg(out_dir.join("latest.json"));
     }
-    if option_value(args, "--plot").is_none() {
+    if parsed.plot.is_none() {
         // The plot goes beside the results file (README links benches/results/<gpu>.svg).
-        let plot = json.as_ref().map(|j| j.with_extension("svg")).unwrap_or_else(|| out_dir.join("latest.svg"));
-        cmd.arg("--plot").arg(plot);
+        let beside = parsed.json.as_ref().map(|j| j.with_extension("svg"));
+        cmd.arg("--plot").arg(beside.unwrap_or_else(|| out_dir.join("latest.svg")));
     }
     util::run(&mut cmd)?;
 
-    if json.is_some_and(|j| j.to_string_lossy().contains("benches/results")) {
+    if parsed.json.as_ref().is_some_and(|j| j.to_string_lossy().contains("benches/results")) {
         readme::run(false)?;
     }
     Ok(())
 }
 
-/// The value of `--name VALUE` or `--name=VALUE` in `args`.
-fn option_value<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter().enumerate().find_map(|(i, a)| {
-        if a == name {
-            args.get(i + 1).map(String::as_str)
-        } else {
-            a.strip_prefix(name).and_then(|rest| rest.strip_prefix('='))
-        }
-    })
+/// The ptxas table for the kernels the selected ops launch (see the module docs for where it comes from).
+fn print_ptxas_table(runner: &PathBuf, args: &[String], built: &ptx::BuiltPtx, gpu: bool) {
+    let report = if gpu {
+        // Benchmarked kernels live in the production module; the (large) test module is skipped.
+        ptx::ptxas_report(built, false).map(Some)
+    } else {
+        ptx::cached_report(built)
+    };
+    let kernels = match kernel_names(runner, args) {
+        Ok(k) => k,
+        Err(e) => return eprintln!("xtask: warning: no ptxas table: {e}"),
+    };
+    match report {
+        Ok(Some(report)) => ptx::print_table(&report, Some(&|k: &str| kernels.iter().any(|n| n == k))),
+        Ok(None) => eprintln!(
+            "xtask: no ptxas table (no GPU run, and .cache/ptxas/results/ holds no results for this PTX: \
+             `cargo xtask ptx` makes them, minutes on first run)"
+        ),
+        Err(e) => eprintln!("xtask: warning: no ptxas table: {e}"),
+    }
+}
+
+/// Visible CUDA devices by the runner's `--gpu-count` (0 if it fails).
+fn gpu_count(runner: &PathBuf) -> usize {
+    Command::new(runner)
+        .arg("--gpu-count")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// Build `zkgpu-bench` in release with the PTX built from source; return its path.
 pub fn build_runner() -> Result<PathBuf> {
+    build_runner_with_ptx().map(|(runner, _)| runner)
+}
+
+/// [`build_runner`], also returning the PTX that build embedded (the same build.rs output `cargo xtask ptx` uses).
+pub fn build_runner_with_ptx() -> Result<(PathBuf, ptx::BuiltPtx)> {
     let messages = util::cargo_json(
         "building zkgpu-bench (cargo build --release)",
         util::cargo()
@@ -66,11 +100,12 @@ pub fn build_runner() -> Result<PathBuf> {
             .env("ZKGPU_PTX", "build")
             .env("ZKGPU_BENCH_COMMIT", git_commit()),
     )?;
-    messages
+    let runner = messages
         .iter()
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "zkgpu-bench")
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built no zkgpu-bench executable".to_string())
+        .ok_or_else(|| "cargo built no zkgpu-bench executable".to_string())?;
+    Ok((runner, ptx::from_messages(&messages)?))
 }
 
 /// Kernels the selected ops and variants launch (asked from the runner, which owns the op registry).

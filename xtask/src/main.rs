@@ -14,11 +14,12 @@ mod test;
 mod util;
 
 use clap::{Parser, Subcommand};
+use xtask::bench_args::BenchArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "zkgpu developer tasks", version)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", about = "zkgpu developer tasks", version)]
 struct Cli {
     #[command(subcommand)]
     task: Task,
@@ -45,14 +46,9 @@ enum Task {
         #[arg(last = true)]
         cargo_args: Vec<String>,
     },
-    /// Benchmark kernels: GPU timings (CUDA events) when a GPU is present; otherwise the ptxas table and the
-    /// CPU reference. All arguments go to the zkgpu-bench runner (see `cargo xtask bench -- --help`).
-    Bench {
-        /// Runner arguments: [OPS...] [--variants V,..] [--sizes 16..24] [--reps N] [--json PATH]
-        /// [--plot PATH] [--list] [--cpu]
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
-    },
+    /// Benchmark kernels: GPU timings (CUDA events) when a GPU is present; otherwise the CPU reference (and
+    /// the ptxas table if cached). The arguments are the zkgpu-bench runner's, passed to it unchanged.
+    Bench(BenchArgs),
     /// Write a self-contained folder (stripped test binaries, bench runner, PTX, run.sh) for a GPU host
     /// with an NVIDIA driver and no Rust.
     Bundle {
@@ -67,12 +63,28 @@ enum Task {
     },
 }
 
+/// The command line, with the `--` of the old spelling `cargo xtask bench -- ARGS` dropped (the runner's
+/// arguments are now `cargo xtask bench`'s own).
+fn args() -> Vec<String> {
+    let mut args: Vec<String> = std::env::args().collect();
+    if args.get(1).is_some_and(|a| a == "bench") && args.get(2).is_some_and(|a| a == "--") {
+        args.remove(2);
+    }
+    args
+}
+
+/// The arguments after the subcommand `name` (the bench runner gets them as they were given).
+fn args_after(args: &[String], name: &str) -> Vec<String> {
+    args.iter().skip(1).skip_while(|a| *a != name).skip(1).cloned().collect()
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = args();
+    let cli = Cli::parse_from(&args);
     let result = match cli.task {
         Task::Ptx { check } => ptx::run(check).map(|_| ()),
         Task::Test { gpu, no_stable, cargo_args } => test::run(gpu, !no_stable, &cargo_args),
-        Task::Bench { args } => bench::run(&args),
+        Task::Bench(parsed) => bench::run(&parsed, &args_after(&args, "bench")),
         Task::Bundle { dir } => bundle::run(&dir),
         Task::Readme { check } => readme::run(check),
     };

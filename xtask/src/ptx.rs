@@ -205,6 +205,20 @@ pub fn ptxas_report(built: &BuiltPtx, with_test_module: bool) -> Result<Report> 
     Ok(report_of(&Ptxas::locate()?.assemble(&jobs(built, with_test_module), what)?))
 }
 
+/// [`ptxas_report`] of the production modules from the results cache alone (no ptxas run, no download);
+/// `None` unless every module is cached.
+pub fn cached_report(built: &BuiltPtx) -> Result<Option<Report>> {
+    let ptxas = Ptxas::locate()?;
+    let mut results = Vec::new();
+    for job in jobs(built, false) {
+        match ptxas.lookup(job)? {
+            Some(r) => results.push(r),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(report_of(&results)))
+}
+
 /// Parse `ptxas -v` output: entry functions with their register count, shared memory, stack and spills.
 pub fn parse_ptxas(text: &str) -> BTreeMap<String, Resources> {
     let mut kernels: BTreeMap<String, Resources> = BTreeMap::new();

@@ -11,65 +11,15 @@ mod report;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use ops::{BenchOp, CaseOptions, Target};
-use std::path::PathBuf;
 use std::process::ExitCode;
+use xtask::bench_args::{self, BenchArgs};
 use xtask::results::{Results, Row};
 use zkgpu::Gpu;
 
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
-#[derive(Parser)]
-#[command(name = "zkgpu-bench", about = "Benchmark zkgpu kernels (GPU) or their CPU reference")]
-struct Args {
-    /// Ops to run, by name or prefix (`mul` = mul_fq + mul_fr); default: all. See --list.
-    ops: Vec<String>,
-    /// Only these variants (comma-separated), e.g. `asm,portable`.
-    #[arg(long, value_delimiter = ',')]
-    variants: Vec<String>,
-    /// log2 sizes: `22`, `16,20,24`, `16..24` (inclusive) or `16..24:2` (step); default: per op.
-    #[arg(long)]
-    sizes: Option<String>,
-    /// Timed repetitions per case (the median is reported; at least 5 recommended).
-    #[arg(long, default_value_t = 7)]
-    reps: u32,
-    /// Untimed warm-up runs per case.
-    #[arg(long, default_value_t = 1)]
-    warmup: u32,
-    /// Op-specific inner repetition count (mul: chain length per thread); default: per op.
-    #[arg(long)]
-    iters: Option<u32>,
-    /// Input RNG seed; default: random (printed).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Write results JSON here (design.md schema).
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Write an SVG plot here (time and throughput vs size, one line per variant, log scales).
-    #[arg(long)]
-    plot: Option<PathBuf>,
-    /// List ops, variants and default sizes, then exit.
-    #[arg(long)]
-    list: bool,
-    /// Time the CPU reference even if a GPU is present.
-    #[arg(long)]
-    cpu: bool,
-    /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
-    device: usize,
-    /// Print the CUDA device found (exit status 1 if none) and exit.
-    #[arg(long)]
-    probe: bool,
-    /// Print the number of visible CUDA devices (0 without a driver) and exit: the test runners skip the
-    /// two-GPU tests (`two_gpus_*`) below 2.
-    #[arg(long)]
-    gpu_count: bool,
-    /// Print the kernels the selected ops and variants launch, one per line, and exit.
-    #[arg(long)]
-    kernels: bool,
-    /// Run nothing: read an earlier results JSON, print its table and write `--plot` from it.
-    #[arg(long, value_name = "JSON")]
-    from: Option<PathBuf>,
-}
+/// The command line (shared with `cargo xtask bench`, which parses it first).
+type Args = BenchArgs;
 
 fn main() -> ExitCode {
     match run(Args::parse()) {
@@ -273,19 +223,47 @@ fn probe(ordinal: usize) -> ExitCode {
     }
 }
 
-fn list(selected: &[Box<dyn BenchOp>]) {
-    println!("{:<34} {:<32} {:<14} {:<16} about", "op (* = not in the default sweep)", "GPU variants (baseline 1st)", "CPU variants", "default sizes");
-    for op in selected {
-        let sizes: Vec<String> = op.default_sizes(Target::Gpu).iter().map(u32::to_string).collect();
-        let name = format!("{}{}", op.name(), if op.in_default_sweep() { "" } else { " *" });
-        println!(
-            "{:<34} {:<32} {:<14} {:<16} {}",
-            name,
-            op.variants(Target::Gpu).join(", "),
-            op.variants(Target::Cpu).join(", "),
-            sizes.join(","),
-            op.about()
-        );
+/// `--list`: per op its default sizes, variants and description, wrapped to the terminal's width; consecutive
+/// ops that differ only in name (the NTT orderings) share one entry.
+fn list(ops: &[Box<dyn BenchOp>]) {
+    let width = console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols))
+        .unwrap_or_else(|| bench_args::columns_or(100))
+        .clamp(40, 160);
+    let sizes = |s: &[u32]| if s.is_empty() { "-".to_string() } else { s.iter().map(u32::to_string).collect::<Vec<_>>().join(",") };
+    let names = |v: &[&str]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+    println!("Ops (select by name or prefix: `mul`, `ntt_fwd`, `batch-add`; * = not in the default sweep).");
+    println!("Variants: the first is the baseline the table's ratio column divides by.\n");
+    let details = |op: &dyn BenchOp| {
+        (
+            format!("sizes (log2): GPU {}; CPU {}", sizes(op.default_sizes(Target::Gpu)), sizes(op.default_sizes(Target::Cpu))),
+            format!("GPU variants: {}", names(op.variants(Target::Gpu))),
+            format!("CPU variants: {}", names(op.variants(Target::Cpu))),
+            op.about(),
+        )
+    };
+    let mut i = 0;
+    while i < ops.len() {
+        let d = details(ops[i].as_ref());
+        let group = ops[i..].iter().take_while(|op| details(op.as_ref()) == d).count();
+        let label: Vec<String> = ops[i..i + group]
+            .iter()
+            .map(|op| format!("{}{}", op.name(), if op.in_default_sweep() { "" } else { " *" }))
+            .collect();
+        print_wrapped("", &label.join(", "), width);
+        for line in [&d.0, &d.1, &d.2, d.3] {
+            print_wrapped("    ", line, width);
+        }
+        i += group;
+    }
+}
+
+/// `text` word-wrapped to `width` columns, every line after `indent` (continuation lines two spaces more).
+fn print_wrapped(indent: &str, text: &str, width: usize) {
+    let room = width.saturating_sub(indent.len() + 2).max(20);
+    for (i, line) in bench_args::wrap(text, room).iter().enumerate() {
+        println!("{indent}{}{line}", if i == 0 { "" } else { "  " });
     }
 }
 

@@ -168,7 +168,7 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
             Target::Gpu => &[20, 21, 22, 23, 24, 25, 26],
-            Target::Cpu => &[10, 12, 14],
+            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {

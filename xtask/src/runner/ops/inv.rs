@@ -123,7 +123,7 @@ impl<S: InvSpec> BenchOp for InvOp<S> {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
             Target::Gpu => &[16, 18, 20],
-            Target::Cpu => &[8, 10, 12],
+            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {

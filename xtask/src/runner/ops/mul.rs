@@ -241,7 +241,7 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
             Target::Gpu => &[16, 18, 20, 22, 24],
-            Target::Cpu => &[12, 14, 16],
+            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {

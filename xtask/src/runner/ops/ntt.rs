@@ -59,7 +59,7 @@ impl BenchOp for NttOp {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
             Target::Gpu => &[16, 20, 22, 24, 26, 27, 28],
-            Target::Cpu => &[12, 14, 16],
+            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, _variant: &str) -> Vec<String> {

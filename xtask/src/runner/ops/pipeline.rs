@@ -110,7 +110,7 @@ impl BenchOp for PipelineOp {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
             Target::Gpu => &[24, 27],
-            Target::Cpu => &[10, 12],
+            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
