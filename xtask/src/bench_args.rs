@@ -80,6 +80,7 @@ pub const CPU_DEFAULT_SIZES: &[(&str, &[u32])] = &[
     ("batch_add", &[10, 12, 14]),
     ("msm", &[12, 14, 16]),
     ("pipeline", &[10, 12]),
+    ("groth16", &[15]),
 ];
 
 /// `--sizes`'s long help (`--help`); a test checks it against [`CPU_DEFAULT_SIZES`].

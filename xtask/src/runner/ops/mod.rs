@@ -3,6 +3,7 @@
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
 //! change. Ratios to sppark come from `xtask::peers` by op name.
 pub mod batch_add;
+pub mod groth16;
 pub mod inv;
 pub mod msm;
 pub mod mul;
@@ -96,6 +97,7 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
         .chain(batch_add::all_ops())
         .chain(msm::all_ops())
         .chain(std::iter::once(Box::new(pipeline::PipelineOp) as Box<dyn BenchOp>))
+        .chain(std::iter::once(Box::new(groth16::Groth16Op) as Box<dyn BenchOp>))
         .collect()
 }
 
