@@ -148,20 +148,25 @@ pub struct Groth16Prover<'g> {
     pool: PinnedPool,
     engine: Option<Engine<'g>>,
     generations: u64,
+    /// Size the tail MSMs from the first circuit's witness (set by [`Groth16Prover::new`]).
+    auto_tail: bool,
 }
 
 impl<'g> Groth16Prover<'g> {
     /// A prover for `key` on `gpu` with the pipeline's default configuration and no cap on pinned memory.
     /// The GPU working set is allocated at the first proof (it depends on the circuit's densities).
+    /// The tail MSMs are sized for the first circuit's share of aux values that are neither 0 nor 1.
     pub fn new(gpu: &'g Gpu, key: ProvingKey) -> Result<Self> {
-        Self::with_config(gpu, key, PartitionConfig::default(), None)
+        let mut prover = Self::with_config(gpu, key, PartitionConfig::default(), None)?;
+        prover.auto_tail = true;
+        Ok(prover)
     }
 
     /// As [`Groth16Prover::new`], with the engine's configuration and a cap on the pinned host memory held
     /// for witnesses and splits (`None`: no cap; a witness of a 2^k domain pins `3·32·2^k` bytes).
     pub fn with_config(gpu: &'g Gpu, key: ProvingKey, config: PartitionConfig, pinned_limit: Option<usize>) -> Result<Self> {
         let pool = PinnedPool::new(gpu, PinnedMode::WriteCombined, pinned_limit);
-        Ok(Groth16Prover { gpu, key, config, pool, engine: None, generations: 0 })
+        Ok(Groth16Prover { gpu, key, config, pool, engine: None, generations: 0, auto_tail: false })
     }
 
     /// The proving key.
@@ -382,7 +387,12 @@ impl<'g> Groth16Prover<'g> {
             let (g1, g2) = group_queries(&layout, g, &q);
             srs.add_assignment_host(self.gpu, &g1, &g2)?;
         }
-        let engine = PartitionEngine::new(self.gpu, srs, self.config)?;
+        let mut config = self.config;
+        if self.auto_tail && !w.aux.is_empty() {
+            let tail = w.aux.iter().filter(|v| **v != Scalar::ZERO && **v != Scalar::ONE).count();
+            config.tail_fraction = (tail as f64 / w.aux.len() as f64).clamp(0.01, 1.0);
+        }
+        let engine = PartitionEngine::new(self.gpu, srs, config)?;
         self.generations += 1;
         self.engine = Some(Engine { engine, layout, generation: self.generations });
         Ok(())

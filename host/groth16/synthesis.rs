@@ -256,7 +256,14 @@ fn eval<'d>(
         let Some(value) = values.get(index) else {
             return Err(if is_input { Index::Input(index) } else { Index::Aux(index) });
         };
-        acc += if *coeff == Scalar::ONE { *value } else { *value * coeff };
+        // Coefficients ±1 are the common case (gadgets' `lc + v`, `lc - v`): no multiplication for them.
+        if *coeff == Scalar::ONE {
+            acc += value;
+        } else if *coeff == -Scalar::ONE {
+            acc -= value;
+        } else {
+            acc += *value * coeff;
+        }
         if let Some(d) = density {
             d.mark(index);
         }

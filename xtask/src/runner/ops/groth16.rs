@@ -10,8 +10,9 @@
 //! 50 s per 2^20 constraints on 16 cores), cached in bellperson's file format under `$ZKGPU_PARAMS_DIR`
 //! (default `target/zkgpu-params`; the supraseal peer harness reads the same files).
 //!
-//! Variants: `zkgpu` (`Groth16Prover::prove_with`, one proof at a time), `zkgpu-pipelined` (`prove_batch`
-//! of 8: synthesis on all cores while the GPU proves; `median_ms` = batch wall / 8), `bellperson-cpu`
+//! Variants: `zkgpu` (one circuit per run: its synthesis, then the GPU), `zkgpu-pipelined` (`prove_batch`
+//! of 8: the 8 syntheses in parallel while the GPU proves; `median_ms` = batch wall / 8), `zkgpu-stream`
+//! (`prove_batch` of 32: every core synthesizing, the steady state of a proving queue), `bellperson-cpu`
 //! (`create_proof`), `bellperson-cpu-batch` (`create_proof_batch` of 8), each with `-x5`; on the CPU target
 //! `zkgpu-cpu` (the CPU reference `prove_cpu`) and the bellperson ones.
 //! Extra JSON fields: `proofs_per_s`, `synthesis_ms` (zkgpu's synthesis, or bellperson's as it logs it),
@@ -36,17 +37,21 @@ use zkgpu::profile::PhaseKind;
 const GPU_VARIANTS: &[&str] = &[
     "zkgpu",
     "zkgpu-pipelined",
+    "zkgpu-stream",
     "bellperson-cpu",
     "bellperson-cpu-batch",
     "zkgpu-x5",
     "zkgpu-pipelined-x5",
+    "zkgpu-stream-x5",
     "bellperson-cpu-x5",
     "bellperson-cpu-batch-x5",
 ];
 const GPU_DEFAULTS: &[&str] = &["zkgpu", "zkgpu-pipelined", "bellperson-cpu", "zkgpu-x5", "zkgpu-pipelined-x5"];
 const CPU_VARIANTS: &[&str] = &["zkgpu-cpu", "bellperson-cpu", "zkgpu-cpu-x5", "bellperson-cpu-x5"];
-/// Proofs per batch run.
+/// Proofs per batch run (`-pipelined`, `-batch`).
 const BATCH: usize = 8;
+/// Proofs per stream run (`zkgpu-stream`): enough circuits to keep every core synthesizing.
+const STREAM: usize = 32;
 
 pub struct Groth16Op;
 
@@ -88,11 +93,12 @@ impl BenchOp for Groth16Op {
         }
         let x5 = variant.ends_with("-x5");
         let prover = match variant.trim_end_matches("-x5") {
-            "zkgpu" => Prover::Zkgpu { batch: false },
-            "zkgpu-pipelined" => Prover::Zkgpu { batch: true },
+            "zkgpu" => Prover::Zkgpu { proofs: 1 },
+            "zkgpu-pipelined" => Prover::Zkgpu { proofs: BATCH },
+            "zkgpu-stream" => Prover::Zkgpu { proofs: STREAM },
             "zkgpu-cpu" => Prover::ZkgpuCpu,
-            "bellperson-cpu" => Prover::Bellperson { batch: false },
-            _ => Prover::Bellperson { batch: true },
+            "bellperson-cpu" => Prover::Bellperson { proofs: 1 },
+            _ => Prover::Bellperson { proofs: BATCH },
         };
         let workload = Workload::new(log_n, x5)?;
         let engine = match (prover, gpu) {
@@ -106,9 +112,20 @@ impl BenchOp for Groth16Op {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Prover {
-    Zkgpu { batch: bool },
+    /// zkgpu's GPU prover, `proofs` circuits per run through `prove_batch`.
+    Zkgpu { proofs: usize },
     ZkgpuCpu,
-    Bellperson { batch: bool },
+    Bellperson { proofs: usize },
+}
+
+impl Prover {
+    /// Proofs per timed run.
+    fn proofs(self) -> usize {
+        match self {
+            Prover::Zkgpu { proofs } | Prover::Bellperson { proofs } => proofs,
+            Prover::ZkgpuCpu => 1,
+        }
+    }
 }
 
 /// A circuit family at one size with its parameters.
@@ -255,10 +272,7 @@ impl Case for Groth16Case<'_> {
     }
 
     fn run(&mut self) -> Result<f64> {
-        let count = match self.prover {
-            Prover::Zkgpu { batch: true } | Prover::Bellperson { batch: true } => BATCH,
-            _ => 1,
-        };
+        let count = self.prover.proofs();
         let circuits: Vec<BenchCircuit> = (0..count).map(|_| self.workload.circuit(&mut self.rng)).collect();
         let inputs: Vec<Vec<Scalar>> = circuits.iter().map(|c| public_inputs(c.clone())).collect::<zkgpu::Result<_>>()?;
         let r: Vec<Scalar> = (0..count).map(|_| Scalar::random(&mut self.rng)).collect();
@@ -299,7 +313,7 @@ impl Case for Groth16Case<'_> {
     }
 
     fn verify(&mut self, runs: u32) -> Result<()> {
-        let expected = runs as usize * if matches!(self.prover, Prover::Zkgpu { batch: true } | Prover::Bellperson { batch: true }) { BATCH } else { 1 };
+        let expected = runs as usize * self.prover.proofs();
         if self.proved.len() != expected {
             return Err(format!("groth16_prove: {} proofs made, {expected} expected", self.proved.len()).into());
         }
