@@ -7,13 +7,13 @@ use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
 use common::circuits::{
-    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, PowerRounds, Sha256Chain, Sparse, parameters,
-    public_inputs,
+    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs,
 };
 use common::seeded_rng;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use zkgpu::Error;
+use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain};
 use zkgpu::groth16::{ProvingKey, prove_cpu, synthesize};
 
 fn proof_bytes(p: &Proof<Bls12>) -> Vec<u8> {

@@ -6,8 +6,7 @@ use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar};
 use common::circuits::{
-    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, PowerRounds, Sha256Chain, Sparse, parameters,
-    public_inputs,
+    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs,
 };
 use common::gpu::gpu;
 use common::seeded_rng;
@@ -15,6 +14,7 @@ use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 use zkgpu::Error;
+use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain};
 use zkgpu::groth16::{Groth16Prover, ProvingKey};
 
 fn proof_bytes(p: &Proof<Bls12>) -> Vec<u8> {

@@ -10,7 +10,6 @@ use bellperson::{Circuit, ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
 use ff::Field;
 use rand_core::RngCore;
-pub use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain};
 
 fn missing<T>() -> Result<T, SynthesisError> {
     Err(SynthesisError::AssignmentMissing)
