@@ -135,7 +135,7 @@ pub fn checked_log_n(n: usize) -> Result<u32> {
 /// (log2 n, batch count) for a buffer of `len` elements holding transforms of size `n`.
 pub fn check_shape(len: usize, n: usize) -> Result<(u32, usize)> {
     let log_n = checked_log_n(n)?;
-    if len == 0 || len % n != 0 {
+    if len == 0 || !len.is_multiple_of(n) {
         return Err(Error::NttBatchShape { len, n });
     }
     Ok((log_n, len / n))

@@ -440,8 +440,8 @@ impl PartitionSrs {
                 return Err(Error::LengthMismatch { what: "partition query length", expected: len, actual: l });
             }
         }
-        let g1 = g1.into_iter().map(|p| MsmBases::from_buffer(p)).collect::<Result<Vec<_>>>()?;
-        let g2 = g2.into_iter().map(|p| MsmBases::from_buffer(p)).collect::<Result<Vec<_>>>()?;
+        let g1 = g1.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?;
+        let g2 = g2.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?;
         self.assignments.push(AssignmentBases { len, g1, g2 });
         Ok(self.assignments.len() - 1)
     }

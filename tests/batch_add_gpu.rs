@@ -19,7 +19,7 @@ use zkgpu::batch_add::{
 use zkgpu::batch_add_cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 
 /// GPU sum (points and bitmap uploaded) vs the CPU reference.
-fn check_sum<C, T>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)
+fn check_sum<C>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)
 where
     C: GpuCurve,
     C::Projective: PartialEq + std::fmt::Debug,
@@ -44,11 +44,11 @@ where
             assert!(adder.affine_levels(false) > 0 && adder.affine_levels(true) > 0, "n = {n}: no affine levels");
         }
         let points = if n <= 1 << 16 { edge_points::<T>(&mut rng, n, 16) } else { distinct_points::<T>(&mut rng, n) };
-        check_sum::<C, T>(&gpu, &points, None, method, name);
+        check_sum::<C>(&gpu, &points, None, method, name);
         let bitmap = random_bitmap(&mut rng, n);
-        check_sum::<C, T>(&gpu, &points, Some(&bitmap), method, name);
+        check_sum::<C>(&gpu, &points, Some(&bitmap), method, name);
         let none = vec![0u32; n.div_ceil(32)];
-        check_sum::<C, T>(&gpu, &points, Some(&none), method, name);
+        check_sum::<C>(&gpu, &points, Some(&none), method, name);
     }
 }
 

@@ -362,7 +362,7 @@ fn inversion_inputs<const N: usize>(p: [u32; N], rng: &mut ChaCha20Rng, random: 
         for w in l.iter_mut() {
             *w = rng.next_u32();
         }
-        if bits % 32 != 0 {
+        if !bits.is_multiple_of(32) {
             l[N - 1] &= (1u32 << (bits % 32)) - 1; // below 2^bits
         }
         if !less_limbs(&l, &p) {

@@ -81,9 +81,7 @@ fn model_window_sizes_segments_chunks_and_copies() {
     for c in [1, 2, 3, 4, 9, 13, 16] {
         check_model::<G1>(&bases, &scalars, plan(n, Some(c), None, 1), Some(1), &format!("c = {c}, seg 1"));
     }
-    for c in [18] {
-        check_model::<G1>(&bases, &scalars, plan(n, Some(c), None, 1), None, &format!("c = {c}"));
-    }
+    check_model::<G1>(&bases, &scalars, plan(n, Some(18), None, 1), None, "c = 18");
     for chunk in [1, 7, 39] {
         check_model::<G1>(&bases, &scalars, plan(n, Some(6), Some(chunk), 1), Some(4), &format!("chunk {chunk}"));
     }
@@ -125,7 +123,7 @@ fn model_indexed_scalars() {
             ("extremes".into(), (0..k).map(|j| if j % 2 == 0 { 0 } else { 49 }).collect()),
         ];
         if k <= 50 {
-            let mut increasing: Vec<u32> = (0..50).filter(|_| rng.next_u32() % 2 == 0).chain(0..50).take(k).collect();
+            let mut increasing: Vec<u32> = (0..50).filter(|_| rng.next_u32().is_multiple_of(2)).chain(0..50).take(k).collect();
             increasing.sort_unstable();
             cases.push(("increasing".into(), increasing));
         }

@@ -214,17 +214,17 @@ where
     for draw in 0..draws {
         let n = (rng.next_u32() % 4096) as usize;
         let at = PLACEMENTS[rng.next_u32() as usize % PLACEMENTS.len()];
-        let window_bits = (rng.next_u32() % 3 == 0).then(|| 2 + rng.next_u32() % 15);
-        let chunk = (rng.next_u32() % 3 == 0).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
-        let copies = if precompute && at.0 == Device && rng.next_u32() % 3 == 0 { 2 + rng.next_u32() % 3 } else { 0 };
+        let window_bits = (rng.next_u32().is_multiple_of(3)).then(|| 2 + rng.next_u32() % 15);
+        let chunk = (rng.next_u32().is_multiple_of(3)).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
+        let copies = if precompute && at.0 == Device && rng.next_u32().is_multiple_of(3) { 2 + rng.next_u32() % 3 } else { 0 };
         let mut cfg = config(window_bits, chunk, copies);
-        if rng.next_u32() % 3 == 0 {
+        if rng.next_u32().is_multiple_of(3) {
             cfg.sort = Sort::Radix;
         } else {
             // The counting sort's scatter in a random number of passes, or the plan's.
-            cfg.scatter_passes = (rng.next_u32() % 2 == 0).then(|| 1 + rng.next_u32() % 8);
+            cfg.scatter_passes = (rng.next_u32().is_multiple_of(2)).then(|| 1 + rng.next_u32() % 8);
         }
-        if rng.next_u32() % 3 == 0 {
+        if rng.next_u32().is_multiple_of(3) {
             let rounds = rng.next_u32() % 10;
             cfg = affine(cfg, (rounds > 0).then_some(rounds));
         }

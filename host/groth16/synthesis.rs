@@ -85,7 +85,7 @@ impl Density {
     }
 
     fn push(&mut self) {
-        if self.len % 32 == 0 {
+        if self.len.is_multiple_of(32) {
             self.words.push(0);
         }
         self.len += 1;

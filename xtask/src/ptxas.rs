@@ -238,7 +238,7 @@ fn prune(dir: &Path, stem: &str, keep: usize) {
         })
         .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
         .collect();
-    logs.sort_by(|a, b| b.0.cmp(&a.0));
+    logs.sort_by_key(|b| std::cmp::Reverse(b.0));
     for (_, log) in logs.into_iter().skip(keep) {
         std::fs::remove_file(&log).ok();
         std::fs::remove_file(log.with_extension("cubin")).ok();

@@ -9,7 +9,7 @@ use std::path::Path;
 /// One benchmark run: where it ran and what it measured.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Results {
-    /// Device name, e.g. "NVIDIA H200", or "cpu: <model>" for CPU reference runs.
+    /// Device name, e.g. "NVIDIA H200", or `"cpu: <model>"` for CPU reference runs.
     pub gpu: String,
     /// NVIDIA driver version ("none" for CPU runs).
     pub driver: String,

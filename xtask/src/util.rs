@@ -163,14 +163,14 @@ impl TestCounts {
     /// Add one line of libtest output: a summary line, or an `ignored` result; other lines are ignored.
     pub fn add_line(&mut self, line: &str) {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("test ") {
-            if let Some((_, result)) = rest.rsplit_once(" ... ") {
-                if let Some(reason) = result.strip_prefix("ignored") {
-                    let reason = reason.strip_prefix(',').unwrap_or(reason).trim();
-                    *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
-                }
-                return;
+        if let Some(rest) = line.strip_prefix("test ")
+            && let Some((_, result)) = rest.rsplit_once(" ... ")
+        {
+            if let Some(reason) = result.strip_prefix("ignored") {
+                let reason = reason.strip_prefix(',').unwrap_or(reason).trim();
+                *self.ignored_by_reason.entry(reason.to_string()).or_default() += 1;
             }
+            return;
         }
         let Some(rest) = line.strip_prefix("test result: ") else { return };
         for part in rest.split(';') {

@@ -2,7 +2,7 @@
 //! (`AtomicU32::from_ptr(p).fetch_add(..)` compiles to `atom.add.u32`, `atom.global.add.u32` when the
 //! pointer is known to be global). They return the previous value, like CUDA's `atomicAdd` & co.
 //!
-//! Relaxed ordering is what CUDA's `atomicAdd` gives; use [`super::sync`]'s fences or barriers to order other
+//! Relaxed ordering is what CUDA's `atomicAdd` gives; use `super::sync`'s fences or barriers to order other
 //! memory accesses around them. Target-independent (they also run in host tests).
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};

@@ -1,11 +1,11 @@
 //! The device API: a small cuda_std-like layer over `core::arch::nvptx`, LLVM NVVM intrinsics and inline PTX.
 //!
-//! - [`index`]: thread / block / grid indices and dimensions, lane and warp ids, `global_thread_index`,
+//! - `index`: thread / block / grid indices and dimensions, lane and warp ids, `global_thread_index`,
 //!   the grid-stride loop `for_each_index`;
-//! - [`sync`]: block barrier, warp barrier, memory fences;
-//! - [`warp`]: shuffles (idx / up / down / xor), votes (all / any / ballot) and `match.any`;
+//! - `sync`: block barrier, warp barrier, memory fences;
+//! - `warp`: shuffles (idx / up / down / xor), votes (all / any / ballot) and `match.any`;
 //! - [`atomic`]: relaxed atomics on global or shared memory (`atom.add`, `atom.max`, ...);
-//! - [`copy`]: 16-byte global <-> shared copies (`cp.async`, vector load/store);
+//! - `copy`: 16-byte global <-> shared copies (`cp.async`, vector load/store);
 //! - [`shared`]: an arena over the launch-sized dynamic shared memory that hands out typed, aligned,
 //!   non-overlapping slices with bounds checks.
 //!

@@ -1,7 +1,7 @@
 //! A bump arena over a block's shared memory: typed, aligned, non-overlapping slices, bounds-checked
 //! against the region's real size.
 //!
-//! On the GPU, [`SharedArena::dynamic`] covers the launch-sized dynamic shared memory
+//! On the GPU, `SharedArena::dynamic` covers the launch-sized dynamic shared memory
 //! (`gpu_launch_sized_workgroup_mem`, i.e. CUDA's `extern __shared__`) and reads its size from
 //! `%dynamic_smem_size`, so a launch with too little shared memory gets `None` from [`SharedArena::alloc`]
 //! instead of out-of-bounds accesses. (More than 48 KiB needs the host to raise the function's

@@ -102,10 +102,10 @@ fn bitmap(n: usize, half: bool, seed: u64) -> Option<Vec<u32>> {
     half.then(|| {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb17_3a9);
         let mut words: Vec<u32> = (0..n.div_ceil(32)).map(|_| rng.next_u32()).collect();
-        if n % 32 != 0 {
-            if let Some(last) = words.last_mut() {
-                *last &= (1u32 << (n % 32)) - 1;
-            }
+        if !n.is_multiple_of(32)
+            && let Some(last) = words.last_mut()
+        {
+            *last &= (1u32 << (n % 32)) - 1;
         }
         words
     })
@@ -293,6 +293,16 @@ impl<C: BenchCurve> Case for CpuCase<C> {
     }
 }
 
+/// The four ops, in listing order.
+pub fn all_ops() -> Vec<Box<dyn BenchOp>> {
+    vec![
+        Box::new(BatchAddOp::<G1>::new(false)),
+        Box::new(BatchAddOp::<G1>::new(true)),
+        Box::new(BatchAddOp::<G2>::new(false)),
+        Box::new(BatchAddOp::<G2>::new(true)),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,14 +320,4 @@ mod tests {
             case.verify(1).unwrap();
         }
     }
-}
-
-/// The four ops, in listing order.
-pub fn all_ops() -> Vec<Box<dyn BenchOp>> {
-    vec![
-        Box::new(BatchAddOp::<G1>::new(false)),
-        Box::new(BatchAddOp::<G1>::new(true)),
-        Box::new(BatchAddOp::<G2>::new(false)),
-        Box::new(BatchAddOp::<G2>::new(true)),
-    ]
 }

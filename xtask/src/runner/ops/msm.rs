@@ -190,7 +190,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     ) -> Result<Box<dyn Case + 'g>> {
         let n = 1usize << log_n;
         let generator = Generator::<C>::new(n, opts.seed ^ 0x4d53_4d00 ^ u64::from(log_n));
-        let scalars = random_scalars(n, opts.seed ^ 0x4d53_4d, u64::from(log_n));
+        let scalars = random_scalars(n, opts.seed ^ 0x004d_534d, u64::from(log_n));
         let sums = coefficient_sums(&scalars);
         match (gpu, variant) {
             (Some(gpu), _) => {

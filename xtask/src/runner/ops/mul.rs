@@ -48,7 +48,7 @@ pub trait MulSpec: Default + Send + Sync + 'static {
 }
 
 /// An element type that can run a multiplication chain and be compared through its limbs.
-pub trait ChainElem<S: MulSpec + ?Sized>: Copy + Send + Sync {
+pub trait ChainElem<S: MulSpec>: Copy + Send + Sync {
     fn from_limbs(l: &S::Limbs) -> Self;
     fn limbs(&self) -> S::Limbs;
     fn mul(&self, rhs: &Self) -> Self;
@@ -375,11 +375,11 @@ impl<S: MulSpec> Case for GpuChainCase<'_, S> {
     }
 
     fn muls_per_run(&self) -> Option<f64> {
-        (self.unit == Unit::Mul).then(|| self.n as f64 * self.iters as f64)
+        (self.unit == Unit::Mul).then_some(self.n as f64 * self.iters as f64)
     }
 
     fn invs_per_run(&self) -> Option<f64> {
-        (self.unit == Unit::Inv).then(|| self.n as f64 * self.iters as f64)
+        (self.unit == Unit::Inv).then_some(self.n as f64 * self.iters as f64)
     }
 
     fn extra(&self) -> serde_json::Map<String, serde_json::Value> {
@@ -447,11 +447,11 @@ impl<S: MulSpec, E: ChainElem<S>> Case for CpuChainCase<S, E> {
     }
 
     fn muls_per_run(&self) -> Option<f64> {
-        (self.unit == Unit::Mul).then(|| self.x.len() as f64 * self.iters as f64)
+        (self.unit == Unit::Mul).then_some(self.x.len() as f64 * self.iters as f64)
     }
 
     fn invs_per_run(&self) -> Option<f64> {
-        (self.unit == Unit::Inv).then(|| self.x.len() as f64 * self.iters as f64)
+        (self.unit == Unit::Inv).then_some(self.x.len() as f64 * self.iters as f64)
     }
 
     fn extra(&self) -> serde_json::Map<String, serde_json::Value> {

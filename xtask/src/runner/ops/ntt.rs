@@ -73,7 +73,7 @@ impl BenchOp for NttOp {
         opts: &CaseOptions,
     ) -> Result<Box<dyn Case + 'g>> {
         let n = 1usize << log_n;
-        let input = random_scalars(n, opts.seed ^ 0x4e54_54, u64::from(log_n));
+        let input = random_scalars(n, opts.seed ^ 0x004e_5454, u64::from(log_n));
         let samples = sample_points(n, opts.seed);
         let (place, inputs) = match (gpu, variant) {
             (Some(gpu), "gpu") => (Place::Device(gpu.upload(&input)?), "device"),
