@@ -6,7 +6,8 @@
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use zkgpu::{Ntt, NttConfig, PinnedMode, ntt_cpu};
+use zkgpu::ntt::cpu as ntt_cpu;
+use zkgpu::{Ntt, NttConfig, PinnedMode};
 
 fn main() -> std::process::ExitCode {
     match run() {

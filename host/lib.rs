@@ -1,6 +1,7 @@
 //! zkgpu: BLS12-381 GPU kernels written in Rust, and the host library that drives them.
 //!
-//! The host side is layered:
+//! The host side is layered, a folder per layer (`host/runtime/`, one folder per algorithm with its CPU
+//! reference in `cpu.rs`, `host/pipeline/` and `host/groth16/` for the prover):
 //! - [`raw`]: the few direct driver calls cudarc's safe API lacks, and the driver-presence guard (cudarc
 //!   panics when `libcuda` is missing, so every entry point checks first and returns [`Error::NoDriver`]);
 //! - cudarc's safe API (contexts, streams, events, `CudaSlice`, launches), used as is;
@@ -82,26 +83,20 @@
 //! # fn main() {}
 //! ```
 
-pub mod batch_add;
-pub mod batch_add_cpu;
+// The layers, bottom up: the runtime (driver, device, memory, modules, timing), the algorithms (each with
+// its CPU reference in `cpu`), the prover layer.
+pub mod runtime;
+pub use runtime::{device, error, launch, memory, module, pinned, profile, raw, timing};
+
 pub mod curve;
-pub mod device;
-pub mod error;
+
+pub mod batch_add;
+pub mod msm;
+pub mod ntt;
+
 #[cfg(feature = "bellperson")]
 pub mod groth16;
-pub mod launch;
-pub mod memory;
-pub mod module;
-pub mod msm;
-pub mod msm_cpu;
-pub mod ntt;
-pub mod ntt_cpu;
-pub mod pinned;
 pub mod pipeline;
-pub mod pipeline_cpu;
-pub mod profile;
-pub mod raw;
-pub mod timing;
 
 pub use device::{DeviceInfo, Gpu};
 pub use error::{Error, Result};

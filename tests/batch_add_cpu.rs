@@ -13,7 +13,7 @@ use group::{Curve, Group};
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::batch_add::{G1, G2};
-use zkgpu::batch_add_cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
+use zkgpu::batch_add::cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 use zkgpu_kernels::batch_add::{
     FINISH_BLOCK, ScalarClass, classify_scalar, model, nth_set_bit, selection_word, window_range,
 };

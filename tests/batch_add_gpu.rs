@@ -1,4 +1,4 @@
-//! Batch addition on the GPU against blstrs (the CPU reference in `zkgpu::batch_add_cpu`): both methods,
+//! Batch addition on the GPU against blstrs (the CPU reference in `zkgpu::batch_add::cpu`): both methods,
 //! G1 and G2, all points and random bitmaps, many sets per launch, edge cases (empty sets, one point,
 //! identities, `P + (−P)`, the same point twice), odd sizes, 2^16 and 2^20 points (~5 M for the affine levels),
 //! several tables under one bitmap, the scalar split, and the typed errors. Needs a CUDA GPU:
@@ -16,7 +16,7 @@ use zkgpu::Error;
 use zkgpu::batch_add::{
     Curve as GpuCurve, G1, G2, Method, affine_level, batch_add, batch_add_host, batch_add_sets, split_scalars,
 };
-use zkgpu::batch_add_cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
+use zkgpu::batch_add::cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 
 /// GPU sum (points and bitmap uploaded) vs the CPU reference.
 fn check_sum<C>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)

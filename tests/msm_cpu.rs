@@ -1,5 +1,5 @@
 //! MSM on the CPU: the kernels' algorithm replayed on the host (`zkgpu_kernels::msm::model` through
-//! `zkgpu::msm_cpu::msm_model`: the same digit recoding, bucket sort, segmented accumulation, split fixup,
+//! `zkgpu::msm::cpu::msm_model`: the same digit recoding, bucket sort, segmented accumulation, split fixup,
 //! reduction and window combination the GPU runs) against blstrs, over the edge cases, several window
 //! sizes, tiny segments and chunks (so bucket runs cross segment and chunk boundaries), and precomputed
 //! copies. Also the digit recoding itself, the radix sort's passes with the GPU's geometry
@@ -17,7 +17,7 @@ use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::curve::{Curve, G1, G2};
 use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, Sort, choose_window_bits};
-use zkgpu::msm_cpu::{msm_cpu, msm_model, msm_naive};
+use zkgpu::msm::cpu::{msm_cpu, msm_model, msm_naive};
 use zkgpu_kernels::field::Fr;
 use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, rank_overflow, window_count, WindowWidths, MAX_WINDOW_BITS};
 
@@ -128,22 +128,22 @@ fn model_indexed_scalars() {
             cases.push(("increasing".into(), increasing));
         }
         for (what, indices) in cases {
-            let expected = zkgpu::msm_cpu::msm_indexed_cpu::<G1>(&bases, &scalars, &indices).unwrap();
+            let expected = zkgpu::msm::cpu::msm_indexed_cpu::<G1>(&bases, &scalars, &indices).unwrap();
             for (c, chunk, copies, seg) in [(None, None, 1, None), (Some(5), Some(7), 1, Some(3)), (Some(6), Some(16), 3, Some(2))] {
                 let mut p = plan(k, c, chunk, copies);
                 if let Some(seg) = seg {
                     p.seg = seg;
                 }
-                let got = zkgpu::msm_cpu::msm_model_indexed::<G1>(&bases, &scalars, &indices, &p).unwrap();
+                let got = zkgpu::msm::cpu::msm_model_indexed::<G1>(&bases, &scalars, &indices, &p).unwrap();
                 assert_eq!(got, expected, "{what}: k = {k}, plan {p:?}");
             }
         }
     }
     let scalars = random_scalars(&mut rng, 3);
     let p = plan(3, None, None, 1);
-    let r = zkgpu::msm_cpu::msm_model_indexed::<G1>(&bases, &scalars, &[0, 50, 7], &p);
+    let r = zkgpu::msm::cpu::msm_model_indexed::<G1>(&bases, &scalars, &[0, 50, 7], &p);
     assert!(matches!(r, Err(Error::IndexOutOfRange { count: 1, limit: 50, .. })), "{r:?}");
-    let r = zkgpu::msm_cpu::msm_model_indexed::<G1>(&bases, &scalars, &[0, 1], &p);
+    let r = zkgpu::msm::cpu::msm_model_indexed::<G1>(&bases, &scalars, &[0, 1], &p);
     assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{r:?}");
 }
 

@@ -1,4 +1,4 @@
-//! MSM on the GPU against blstrs (`zkgpu::msm_cpu::msm_cpu`, blstrs' `multi_exp`): the edge cases
+//! MSM on the GPU against blstrs (`zkgpu::msm::cpu::msm_cpu`, blstrs' `multi_exp`): the edge cases
 //! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
 //! plans fitted to a memory budget, explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
 //! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
@@ -16,7 +16,7 @@ use common::points::distinct_points;
 use common::seeded_rng;
 use rand_core::RngCore;
 use zkgpu::msm::{Accumulation, Bases, Curve, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort, msm, msm_device};
-use zkgpu::msm_cpu::msm_cpu;
+use zkgpu::msm::cpu::msm_cpu;
 use zkgpu::{DeviceSafe, Error, Gpu, PinnedMode};
 
 /// Where one input of a run lives.
@@ -529,7 +529,7 @@ where
         for (what, indices) in [("random", &random), ("increasing", &increasing)] {
             let d_indices = gpu.upload(indices).unwrap();
             for len in [k, k / 2 + 1, 1, 0] {
-                let expected = zkgpu::msm_cpu::msm_indexed_cpu::<C>(&bases, &scalars[..len], &indices[..len]).unwrap();
+                let expected = zkgpu::msm::cpu::msm_indexed_cpu::<C>(&bases, &scalars[..len], &indices[..len]).unwrap();
                 let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len };
                 let got = engine.run(Bases::Device(&table), sparse).unwrap_or_else(|e| panic!("{what}, {copies} copies, len {len}: {e}"));
                 assert_eq!(got, expected, "{what} indices, {copies} copies, len {len} of {k}, plan {plan:?}");
@@ -542,7 +542,7 @@ where
         let r = engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_bad, len: k });
         assert!(matches!(r, Err(Error::IndexOutOfRange { count: 2, limit, .. }) if limit == n), "{copies} copies: {r:?}");
         let d_indices = gpu.upload(&random).unwrap();
-        let expected = zkgpu::msm_cpu::msm_indexed_cpu::<C>(&bases, &scalars, &random).unwrap();
+        let expected = zkgpu::msm::cpu::msm_indexed_cpu::<C>(&bases, &scalars, &random).unwrap();
         let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
         assert_eq!(engine.run(Bases::Device(&table), sparse).unwrap(), expected, "{copies} copies: after the index error");
         let short = gpu.upload(&random[..k - 1]).unwrap();
@@ -586,7 +586,7 @@ where
     let indices: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
     let (d_dense, d_sparse, d_indices) = (gpu.upload(&dense).unwrap(), gpu.upload(&sparse).unwrap(), gpu.upload(&indices).unwrap());
     let dense_expected: Vec<_> = bases.iter().map(|b| msm_cpu::<C>(b, &dense).unwrap()).collect();
-    let sparse_expected: Vec<_> = bases.iter().map(|b| zkgpu::msm_cpu::msm_indexed_cpu::<C>(b, &sparse, &indices).unwrap()).collect();
+    let sparse_expected: Vec<_> = bases.iter().map(|b| zkgpu::msm::cpu::msm_indexed_cpu::<C>(b, &sparse, &indices).unwrap()).collect();
     for (chunk, copies) in [(None, 1), (Some(n / 3 + 1), 1), (None, 2), (Some(k / 2 + 1), 2)] {
         let plan = MsmPlan::new(n, &config(None, chunk, copies), false).unwrap();
         let tables: Vec<MsmBases<C>> = bases.iter().map(|b| MsmBases::<C>::precompute(&gpu, b, &plan).unwrap()).collect();
@@ -979,7 +979,7 @@ fn g1_sort_matches_model() {
         let b = || if at.0 == Device { Bases::Device(&table) } else { Bases::Host(&bases) };
         let s = || if at.1 == Device { Scalars::Device(&d_scalars) } else { Scalars::Host(&scalars) };
         let got = engine.sorted_chunk(b(), s()).unwrap();
-        let expected = zkgpu::msm_cpu::sorted_chunk_model(&scalars, None, &plan, n);
+        let expected = zkgpu::msm::cpu::sorted_chunk_model(&scalars, None, &plan, n);
         check_sorted(&got, &expected, cfg.sort, &format!("{what}, {at:?}, plan {plan:?}"));
         // The engine still runs whole MSMs after a sorted_chunk call.
         assert_eq!(engine.run(b(), s()).unwrap(), msm, "{what}: MSM after sorted_chunk");
@@ -1005,7 +1005,7 @@ fn g1_sort_matches_model() {
         let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
         let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
         let got = engine.sorted_chunk(Bases::Device(&table), sparse).unwrap();
-        let expected = zkgpu::msm_cpu::sorted_chunk_model(&scalars[..k], Some(&indices), &plan, n);
+        let expected = zkgpu::msm::cpu::sorted_chunk_model(&scalars[..k], Some(&indices), &plan, n);
         check_sorted(&got, &expected, sort, &format!("{sort:?}, indexed scalars"));
     }
 
@@ -1021,7 +1021,7 @@ fn g1_sort_matches_model() {
         let plan = MsmPlan::new(big, &MsmConfig { window_bits: Some(20), sort, ..Default::default() }, false).unwrap();
         let mut engine = Msm::<G1>::new(&gpu, plan).unwrap();
         let got = engine.sorted_chunk(Bases::Device(&table), Scalars::Device(&d_big)).unwrap();
-        let expected = zkgpu::msm_cpu::sorted_chunk_model(&big_scalars, None, &plan, big);
+        let expected = zkgpu::msm::cpu::sorted_chunk_model(&big_scalars, None, &plan, big);
         check_sorted(&got, &expected, sort, &format!("1.5 M scalars, {sort:?}"));
     }
 }

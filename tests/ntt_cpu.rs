@@ -1,5 +1,5 @@
 //! NTT tests that run without a GPU:
-//! - the CPU reference (`zkgpu::ntt_cpu`) against the O(n^2) definition, every configuration;
+//! - the CPU reference (`zkgpu::ntt::cpu`) against the O(n^2) definition, every configuration;
 //! - the GPU algorithm emulated on the CPU: the exact schedule `Ntt::run` launches (`zkgpu::ntt::schedule`),
 //!   each pass run tile by tile with the kernels' own index arithmetic and the kernels' Fr (host build), on the
 //!   same twiddle and scale tables; compared with the reference for every configuration, sizes 2^0..2^13,
@@ -11,7 +11,7 @@ use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
 use zkgpu::ntt::{self, Buffer, Direction, NttConfig, Order, Step};
-use zkgpu::ntt_cpu;
+use zkgpu::ntt::cpu as ntt_cpu;
 use zkgpu::Error;
 use zkgpu_kernels::field::Fr;
 use zkgpu_kernels::ntt::plan::{emulate_bit_reverse, emulate_pass};
@@ -245,7 +245,7 @@ fn groth16_h_sequence_emulated() {
             *x -= c * z_inv;
         }
         emulate(&mut h, log_n, &[Step::Permute]);
-        let expected = zkgpu::pipeline_cpu::h_coefficients(&inputs[0], &inputs[1], &inputs[2]).unwrap();
+        let expected = zkgpu::pipeline::cpu::h_coefficients(&inputs[0], &inputs[1], &inputs[2]).unwrap();
         assert!(h == expected, "combine at 2^{log_n}");
     }
 }

@@ -1,4 +1,4 @@
-//! NTT on the GPU against the CPU reference (`zkgpu::ntt_cpu`): every configuration (direction, coset, four
+//! NTT on the GPU against the CPU reference (`zkgpu::ntt::cpu`): every configuration (direction, coset, four
 //! orderings) at every size 2^0..2^20, batches, round trips, host-slice API (pageable and pinned), the Groth16
 //! quotient sequence (whole and as its building blocks), typed errors with buffers left unchanged, the NN / RR
 //! scratch buffer's life, and 16 outputs of 2^24 and 2^27 transforms
@@ -9,7 +9,8 @@ use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
 use zkgpu::ntt::{Direction, NttConfig, Order};
-use zkgpu::{Error, Ntt, PinnedMode, ntt_cpu};
+use zkgpu::ntt::cpu as ntt_cpu;
+use zkgpu::{Error, Ntt, PinnedMode};
 
 fn random_scalars(rng: &mut impl RngCore, n: usize) -> Vec<Scalar> {
     (0..n).map(|_| Scalar::random(&mut *rng)).collect()

@@ -13,14 +13,14 @@ use common::seeded_rng;
 use ff::Field;
 use zkgpu::Error;
 use zkgpu::curve::{G1, G2};
-use zkgpu::msm_cpu::msm_naive;
+use zkgpu::msm::cpu::msm_naive;
 use zkgpu::ntt::NttConfig;
-use zkgpu::ntt_cpu::{coset_generator, ntt};
+use zkgpu::ntt::cpu::{coset_generator, ntt};
 use zkgpu::pipeline::{
     AssignmentInput, PartitionConfig, PartitionJob, PartitionShape, combine_gpus, pick_engine, split_assignment, split_ranges,
     tail_plan,
 };
-use zkgpu::pipeline_cpu::{AssignmentQueries, h_coefficients, partition_cpu};
+use zkgpu::pipeline::cpu::{AssignmentQueries, h_coefficients, partition_cpu};
 use zkgpu::profile::{Phase, PhaseKind, PhaseReport, gbps, union_ms};
 
 // ---------------------------------------------------------------------------------------------------------
@@ -304,7 +304,7 @@ fn h_matches_the_quotient_on_the_coset_for_any_witness() {
         let h = h_coefficients(&data.a, &data.b, &data.c).unwrap();
         let (ca, cb, cc) = (coefficients(&data.a), coefficients(&data.b), coefficients(&data.c));
         // h is defined by its values on the coset g·H: check two of them directly.
-        let w = zkgpu::ntt_cpu::root_of_unity(log_n);
+        let w = zkgpu::ntt::cpu::root_of_unity(log_n);
         for k in [0u64, 3] {
             let x = coset_generator() * w.pow_vartime([k]);
             let z = x.pow_vartime([n as u64]) - Scalar::ONE;

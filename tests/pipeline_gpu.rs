@@ -1,4 +1,4 @@
-//! The partition pipeline on the GPU against the CPU reference (`zkgpu::pipeline_cpu`): whole jobs at
+//! The partition pipeline on the GPU against the CPU reference (`zkgpu::pipeline::cpu`): whole jobs at
 //! 2^10..2^16 from pinned buffers (results, `h`, the phase report), several jobs in flight (more than the
 //! slots, finished out of order, one and two streams, one slot), bad input (typed errors, buffers and engine
 //! unchanged), pinned-pool exhaustion, device OOM at engine creation, the split MSM over two GPUs (or two
@@ -17,12 +17,12 @@ use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use zkgpu::curve::{G1, G2};
 use zkgpu::msm::{MsmConfig, msm};
-use zkgpu::msm_cpu::msm_cpu;
+use zkgpu::msm::cpu::msm_cpu;
 use zkgpu::pipeline::{
     AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, ProverPool, SplitMsm,
     StreamMode, msm_multi_gpu,
 };
-use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
+use zkgpu::pipeline::cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::profile::PhaseKind;
 use zkgpu::{Error, Gpu, PinnedBuffer, PinnedMode, PinnedPool};
 

@@ -1,7 +1,7 @@
 # A/B of batch_add_{g1,g2}_affine_level over sm_90 cubins, on the GPU host (cupy).
 # usage: python3 affine_levels.py VARIANT[,VARIANT...] CURVE:LOG_N[,...] [REPS]    e.g. base,new g1:24,g2:22
 #   $CUBINS/VARIANT.cubin (default ./cubins).
-# Mirrors host/batch_add.rs: one wave by the occupancy query (blocks of 64 threads, the staging shared memory),
+# Mirrors host/batch_add/mod.rs: one wave by the occupancy query (blocks of 64 threads, the staging shared memory),
 # levels while every lane gets >= 16 pairs. Points are random canonical coordinates (not on the curve: the
 # level's arithmetic does not care, and x values are distinct, so every pair takes the general path); the last
 # level's output is compared bit for bit with the first variant's (a variant whose plan has another number of

@@ -1,5 +1,5 @@
 //! The CPU reference prover: the same synthesis and key handling as the GPU prover, with `h` from the CPU
-//! NTT ([`crate::pipeline_cpu::h_coefficients`]) and every query sum from blstrs' `multi_exp`. Tests compare
+//! NTT ([`crate::pipeline::cpu::h_coefficients`]) and every query sum from blstrs' `multi_exp`. Tests compare
 //! it with bellperson's `create_proof` byte for byte and the GPU prover with it; a prover without a GPU can
 //! use it (it is single-threaded in the NTT, so meant for small circuits).
 use std::ops::DerefMut;
@@ -13,8 +13,8 @@ use super::synthesis::{Witness, synthesize};
 use super::{QuerySums, assemble};
 use crate::curve::{G1, G2};
 use crate::error::Result;
-use crate::msm_cpu::msm_cpu;
-use crate::pipeline_cpu::h_coefficients;
+use crate::msm::cpu::msm_cpu;
+use crate::pipeline::cpu::h_coefficients;
 
 /// Proves `circuit` on the CPU with the blinding factors `r` and `s`: the proof bellperson's
 /// `create_proof(circuit, params, r, s)` makes.

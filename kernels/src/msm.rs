@@ -3,7 +3,7 @@
 //!
 //! The per-thread programs are written here once, target-independent, with memory reached through closures, so
 //! the host build runs exactly what a GPU thread runs; [`model`] replays whole launches on the CPU for the
-//! tests. Kernels are in `entry/msm.rs`; the host driver is `host/msm.rs`.
+//! tests. Kernels are in `entry/msm.rs`; the host driver is `host/msm/`.
 //!
 //! # Digits
 //! A scalar (canonical, < r < 2²⁵⁵) is cut into `W = ⌈256 / c⌉` windows of `c` bits and recoded into signed

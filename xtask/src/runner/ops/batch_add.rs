@@ -16,7 +16,7 @@ use rand_core::{RngCore, SeedableRng};
 use std::marker::PhantomData;
 use std::time::Instant;
 use zkgpu::batch_add::{Curve, BatchAdder, G1, G2, Method};
-use zkgpu::batch_add_cpu::batch_add_cpu;
+use zkgpu::batch_add::cpu::batch_add_cpu;
 use zkgpu::{DeviceBuffer, Gpu};
 
 /// Points per generator thread.

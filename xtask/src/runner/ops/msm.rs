@@ -21,7 +21,7 @@
 //! In every case the engine (`Msm::new`: plan and scratch) is made before timing and reused, as a prover
 //! does; the first (warm-up) run allocates the host-input staging. The default sweep runs `auto` on all three
 //! placements and `precompute4`; `--variants` selects the rest. CPU variant (no GPU): `blstrs` (blstrs'
-//! `multi_exp` through `zkgpu::msm_cpu::msm_cpu`, the tests' reference), at 2^12..2^16.
+//! `multi_exp` through `zkgpu::msm::cpu::msm_cpu`, the tests' reference), at 2^12..2^16.
 //!
 //! Inputs: bases `Pᵢ = A + t·B + j·Q` for `i = t·1024 + j` (random `A`, `B`, `Q`), generated on the GPU by
 //! `batch_add_{g1,g2}_expand` (the CPU variant computes the same points on the CPU), so they are distinct and
@@ -44,7 +44,7 @@ use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
 use zkgpu::msm::{Accumulation, Bases, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort};
-use zkgpu::msm_cpu::msm_cpu;
+use zkgpu::msm::cpu::msm_cpu;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
 

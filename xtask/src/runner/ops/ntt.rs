@@ -3,7 +3,7 @@
 //!
 //! GPU variants: `gpu` (kernel time of `Ntt::run` on a device-resident buffer, CUDA events; the baseline),
 //! `gpu-pinned` and `gpu-pageable` (end to end with `Ntt::run_host` from pinned or pageable host memory:
-//! allocation, copy in, transform, copy out; wall clock). CPU variant: `cpu-ref` (`zkgpu::ntt_cpu::ntt`).
+//! allocation, copy in, transform, copy out; wall clock). CPU variant: `cpu-ref` (`zkgpu::ntt::cpu::ntt`).
 //! Outputs are checked on sampled indices against `ntt_cpu::output_at` (direct summation) after one untimed
 //! transform of the original input. The default sweep runs the six configurations sppark was measured on,
 //! device-resident; `--variants` and op names select the rest.
@@ -13,7 +13,7 @@ use crate::Result;
 use blstrs::Scalar;
 use std::time::Instant;
 use zkgpu::ntt::Order;
-use zkgpu::ntt_cpu;
+use zkgpu::ntt::cpu as ntt_cpu;
 use zkgpu::{DeviceBuffer, Gpu, Ntt, NttConfig, PinnedBuffer, PinnedMode};
 
 /// Configurations in sppark's figures (design.md), run by default.

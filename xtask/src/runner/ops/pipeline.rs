@@ -34,7 +34,7 @@
 //! by the same closed form and (2) be the exact quotient: c = a·b on the domain, so `h(x)·(xⁿ − 1) =
 //! A(x)·B(x) − C(x)` at a random x, with A, B, C evaluated from their values on the domain (barycentric
 //! formula, one batch inversion). O(n) host work at any size. CPU variant (no GPU): `blstrs`
-//! (`zkgpu::pipeline_cpu::partition_cpu`) at 2^10 and 2^12, checked the same way.
+//! (`zkgpu::pipeline::cpu::partition_cpu`) at 2^10 and 2^12, checked the same way.
 use super::batch_add::{BenchCurve, Inputs, RUN, generate_on_gpu, inputs};
 use super::ntt::random_scalars;
 use super::{BenchOp, Case, CaseOptions, Target};
@@ -46,7 +46,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 use zkgpu::batch_add::{G1, G2, Method};
 use zkgpu::pipeline::{AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode, combine_gpus, split_assignment};
-use zkgpu::pipeline_cpu::{AssignmentQueries, partition_cpu};
+use zkgpu::pipeline::cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::profile::PhaseReport;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
@@ -244,7 +244,7 @@ fn invert(x: Scalar) -> Scalar {
 fn evaluate_from_domain(vs: [&[Scalar]; 3], log_n: u32, x: Scalar) -> [Scalar; 3] {
     const CHUNK: usize = 1 << 16;
     let n = vs[0].len();
-    let w = zkgpu::ntt_cpu::root_of_unity(log_n);
+    let w = zkgpu::ntt::cpu::root_of_unity(log_n);
     let zero = Scalar::from(0u64);
     let sums = (0..n.div_ceil(CHUNK))
         .into_par_iter()
@@ -613,7 +613,7 @@ mod tests {
         assert_eq!(invert(x) * x, Scalar::from(1u64));
         // Values of V(X) = 3 + 5X on the domain of size 8, evaluated at a point off the domain.
         let log_n = 3;
-        let w = zkgpu::ntt_cpu::root_of_unity(log_n);
+        let w = zkgpu::ntt::cpu::root_of_unity(log_n);
         let v: Vec<Scalar> = (0..8).map(|i| Scalar::from(3u64) + Scalar::from(5u64) * pow(w, [i, 0, 0, 0])).collect();
         let y = Scalar::from(11u64);
         let [got, _, _] = evaluate_from_domain([&v, &v, &v], log_n, y);

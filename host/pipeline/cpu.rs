@@ -1,16 +1,16 @@
 //! CPU reference for [`crate::pipeline`]: the same job on blstrs, for small sizes (tests compare the GPU
-//! engine against it). `h` comes from [`crate::ntt_cpu`] (the same coset recipe as [`crate::Ntt::groth16_h`]),
-//! the query sums from [`crate::msm_cpu`] and [`crate::batch_add_cpu`] over the job's own split (batch sum of
+//! engine against it). `h` comes from [`crate::ntt::cpu`] (the same coset recipe as [`crate::Ntt::groth16_h`]),
+//! the query sums from [`crate::msm::cpu`] and [`crate::batch_add::cpu`] over the job's own split (batch sum of
 //! the `ones` points plus the sparse MSM of `tail`), so a wrong split shows up here as on the GPU.
 use blstrs::{G1Affine, G2Affine, Scalar};
 use ff::Field;
 
-use crate::batch_add_cpu::batch_add_cpu;
+use crate::batch_add::cpu::batch_add_cpu;
 use crate::curve::{Curve, G1, G2};
 use crate::error::{Error, Result};
-use crate::msm_cpu::{msm_cpu, msm_indexed_cpu};
+use crate::msm::cpu::{msm_cpu, msm_indexed_cpu};
 use crate::ntt::NttConfig;
-use crate::ntt_cpu::{coset_generator, ntt};
+use crate::ntt::cpu::{coset_generator, ntt};
 use crate::pipeline::{AssignmentInput, AssignmentOutput, PartitionJob, PartitionResults, PartitionShape};
 
 /// One assignment's queries on the host (each as long as the assignment).

@@ -1,6 +1,6 @@
 //! Multi-scalar multiplication `Σ sᵢ·Pᵢ` over G1 and G2 on the GPU (Pippenger's bucket method, signed
 //! digits, every stage on the device, window combination included). The CPU reference is
-//! [`crate::msm_cpu`].
+//! [`crate::msm::cpu`].
 //!
 //! The algorithm, its stages and thread mapping are described in `zkgpu_kernels::msm`; measured numbers and
 //! what limits them are in DESIGN.md ("MSM").
@@ -41,6 +41,9 @@
 //! # Ok(())
 //! # }
 //! ```
+/// The CPU reference (tests compare the GPU against it).
+pub mod cpu;
+
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};

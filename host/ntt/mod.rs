@@ -7,7 +7,7 @@
 //!
 //! Every direction (forward, inverse), coset or not, and every ordering (natural or bit-reversed input and
 //! output) is one [`NttConfig`]; a buffer holding several transforms of one size back to back is a batch.
-//! Definitions are those of the CPU reference, [`crate::ntt_cpu`]. How the kernels work: `zkgpu_kernels::ntt`.
+//! Definitions are those of the CPU reference, [`crate::ntt::cpu`]. How the kernels work: `zkgpu_kernels::ntt`.
 //!
 //! Cost: every ordering is one DIF or DIT sweep of ceil(L/10) passes. NR (natural in, bit-reversed out) is a
 //! DIF and RN a DIT, in place. NN and RR are a DIF with the bit-reversal permutation folded into its last
@@ -23,6 +23,9 @@
 //! Errors are typed and leave the caller's buffers unchanged: a size that is not a power of two
 //! ([`Error::NttSize`]), above 2^[`MAX_LOG_N`] ([`Error::NttTooLarge`]), a buffer that is not a whole number of
 //! transforms ([`Error::NttBatchShape`]), not enough device memory ([`Error::OutOfMemory`]).
+/// The CPU reference (tests compare the GPU against it).
+pub mod cpu;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
@@ -35,7 +38,7 @@ use zkgpu_kernels::ntt::plan;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::memory::DeviceBuffer;
-use crate::ntt_cpu::{coset_generator, powers, root_of_unity};
+use crate::ntt::cpu::{coset_generator, powers, root_of_unity};
 
 /// Largest supported transform: 2^MAX_LOG_N elements (device memory usually ends first).
 pub const MAX_LOG_N: u32 = zkgpu_kernels::ntt::MAX_LOG_N;

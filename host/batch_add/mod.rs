@@ -5,7 +5,7 @@
 //! assignment's queries), compacting the bitmap once for all of them.
 //!
 //! The algorithm and kernels are described in `zkgpu_kernels::batch_add` and DESIGN.md ("Batch
-//! addition"). The CPU reference is [`crate::batch_add_cpu`].
+//! addition"). The CPU reference is [`crate::batch_add::cpu`].
 //!
 //! ```no_run
 //! # fn main() -> zkgpu::Result<()> {
@@ -20,6 +20,9 @@
 //! # Ok(())
 //! # }
 //! ```
+/// The CPU reference (tests compare the GPU against it).
+pub mod cpu;
+
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};

@@ -15,7 +15,7 @@
 //!   over the whole assignment. G1 and G2 queries (B_G2) alike.
 //!
 //! [`split_assignment`] makes `ones`, `tail` and `tail_index` from an assignment (a prover's synthesis can
-//! write them directly). The CPU reference is [`crate::pipeline_cpu`].
+//! write them directly). The CPU reference is [`crate::pipeline::cpu`].
 //!
 //! # Streams, slots and the rule for jobs in flight
 //! A [`PartitionEngine`] owns one GPU's working set, allocated once: the SRS ([`PartitionSrs`]), an
@@ -166,6 +166,9 @@
 //! # Ok(())
 //! # }
 //! ```
+/// The CPU reference (tests compare the GPU against it).
+pub mod cpu;
+
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
