@@ -1,0 +1,447 @@
+//! [`PartitionEngine`]: one GPU's working set and the start/finish job protocol (streams, slots, stages).
+use super::*;
+
+/// Device inputs of one job.
+pub(super) struct Slot {
+    pub(super) a: DeviceBuffer<Scalar>,
+    pub(super) b: DeviceBuffer<Scalar>,
+    pub(super) c: DeviceBuffer<Scalar>,
+    /// Per assignment: the tail scalars, their positions, how many the job has, and the ones bitmap.
+    pub(super) tails: Vec<DeviceBuffer<Scalar>>,
+    pub(super) tail_index: Vec<DeviceBuffer<u32>>,
+    pub(super) tail_len: Vec<usize>,
+    pub(super) ones: Vec<DeviceBuffer<u32>>,
+}
+
+impl Slot {
+    pub(super) fn new(gpu: &Gpu, shape: &PartitionShape) -> Result<Slot> {
+        let n = shape.n;
+        Ok(Slot {
+            a: gpu.alloc_zeroed(n)?,
+            b: gpu.alloc_zeroed(n)?,
+            c: gpu.alloc_zeroed(n)?,
+            tails: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_index: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_len: vec![0; shape.assignments.len()],
+            ones: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m.div_ceil(32))).collect::<Result<_>>()?,
+        })
+    }
+
+    /// Assignment `i`'s tail as the sparse scalars of its MSMs.
+    pub(super) fn tail(&self, i: usize) -> Scalars<'_> {
+        Scalars::DeviceIndexed { scalars: &self.tails[i], indices: &self.tail_index[i], len: self.tail_len[i] }
+    }
+
+    pub(super) fn device_bytes(&self) -> usize {
+        self.a.byte_len() * 3
+            + self.tails.iter().map(DeviceBuffer::byte_len).sum::<usize>()
+            + self.tail_index.iter().map(DeviceBuffer::byte_len).sum::<usize>()
+            + self.ones.iter().map(DeviceBuffer::byte_len).sum::<usize>()
+    }
+}
+
+/// The batch adder and the tail MSM of one assignment's queries on one curve: the queries share the
+/// assignment's scalars, so the adder compacts the `ones` bitmap once and the MSM sorts the tail once
+/// ([`BatchAdder::enqueue_tables`], [`Msm::enqueue_tables`]); only the additions run per query.
+pub(super) struct QueryGroup<'g, C: Curve> {
+    pub(super) adder: BatchAdder<'g, C>,
+    pub(super) msm: Msm<'g, C>,
+}
+
+impl<'g, C: Curve> QueryGroup<'g, C> {
+    /// `None` for an assignment without queries on this curve.
+    pub(super) fn new(gpu: &'g Gpu, queries: usize, len: usize, config: &PartitionConfig) -> Result<Option<Self>> {
+        if queries == 0 {
+            return Ok(None);
+        }
+        let plan = tail_plan(len, config)?;
+        Ok(Some(QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? }))
+    }
+
+    /// Device memory of the adder and the tail MSM.
+    pub(super) fn device_bytes(&self) -> usize {
+        self.adder.device_bytes() + self.msm.device_bytes()
+    }
+
+    /// Queues the batch additions and the tail MSMs of every query (two phases).
+    pub(super) fn enqueue(&mut self, bases: &[MsmBases<C>], tail: Scalars<'_>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
+        let (adder, msm) = (&mut self.adder, &mut self.msm);
+        let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
+        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| adder.enqueue_tables(&points, Some(slot_ones)))?;
+        let tables: Vec<&MsmBases<C>> = bases.iter().collect();
+        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue_tables(&tables, tail))
+    }
+
+    /// Waits and returns batch sum + tail MSM per query, normalized. Always calls the MSM's finish (so the
+    /// engine is free afterwards, whatever failed).
+    pub(super) fn collect(&mut self) -> Result<Vec<C::Projective>> {
+        let ones = self.adder.sums();
+        let tails = self.msm.finish_tables();
+        let (ones, tails) = (ones?, tails?);
+        if ones.len() != tails.len() {
+            return Err(Error::Pipeline(format!("{} batch sums for {} tail MSMs", ones.len(), tails.len())));
+        }
+        Ok(ones.iter().zip(&tails).map(|(o, t)| C::normalize(&C::add_projective(o, t))).collect())
+    }
+}
+
+/// Per assignment: the group of its G1 and of its G2 queries (`None` where it has none).
+pub(super) type AssignmentEngines<'g> = (Option<QueryGroup<'g, G1>>, Option<QueryGroup<'g, G2>>);
+
+/// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
+/// about `tail_fraction · len` of them.
+pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
+    let plan = MsmPlan::new(len, &config.tail_msm, false)?;
+    if config.tail_msm.window_bits.is_some() {
+        return Ok(plan);
+    }
+    let nonzero = ((len as f64 * config.tail_fraction.clamp(0.0, 1.0)) as usize).max(1);
+    let chunks = nonzero.div_ceil(plan.chunk).max(1);
+    let c = choose_window_bits(nonzero, config.tail_msm.precompute.max(1), chunks);
+    MsmPlan::new(len, &MsmConfig { window_bits: Some(c), ..config.tail_msm }, false)
+}
+
+/// Where a job is.
+pub(super) enum Stage {
+    /// Uploads and NTTs queued; `inputs` marks the end of all its uploads on the transfer stream.
+    Ntt { inputs: CudaEvent },
+    /// MSM stage queued on the engines.
+    Msm,
+    /// Results collected (or the error that ended the job).
+    Done(Result<PartitionResults>),
+}
+
+pub(super) struct JobState {
+    pub(super) id: u64,
+    pub(super) slot: usize,
+    pub(super) stage: Stage,
+    pub(super) rec: PhaseRecorder,
+    pub(super) started: Instant,
+    pub(super) start_wait_ms: f64,
+}
+
+/// Distinguishes engines, so a ticket cannot be redeemed at the wrong one.
+static NEXT_ENGINE: AtomicU64 = AtomicU64::new(1);
+
+/// One GPU's partition pipeline: see the module documentation.
+pub struct PartitionEngine<'g> {
+    pub(super) gpu: &'g Gpu,
+    pub(super) id: u64,
+    pub(super) config: PartitionConfig,
+    pub(super) srs: PartitionSrs,
+    pub(super) ntt: Ntt,
+    pub(super) h_msm: Msm<'g, G1>,
+    pub(super) queries: Vec<AssignmentEngines<'g>>,
+    pub(super) slots: Vec<Slot>,
+    pub(super) next_slot: usize,
+    pub(super) jobs: VecDeque<JobState>,
+    /// The job whose MSM stage is queued on the engines.
+    pub(super) msm_owner: Option<u64>,
+    pub(super) next_job: u64,
+    pub(super) epoch: Epoch,
+}
+
+impl<'g> PartitionEngine<'g> {
+    /// Allocates the working set on `gpu` for `srs` (which must live on `gpu`): the NTT tables (built here
+    /// with one transform chain over the zeroed slot), MSM engines, batch adders and `config.slots` input
+    /// slots. `Err(OutOfMemory)` when it does not fit.
+    pub fn new(gpu: &'g Gpu, srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {
+        let span = tracing::info_span!("zkgpu.pipeline.engine_new", gpu = gpu.info().ordinal, n = srs.n);
+        let _entered = span.enter();
+        if srs.ordinal != gpu.info().ordinal {
+            return Err(Error::Pipeline(format!("SRS made for GPU {} given to an engine on GPU {}", srs.ordinal, gpu.info().ordinal)));
+        }
+        let shape = srs.shape();
+        let ntt = Ntt::new(gpu)?;
+        let xyzz = config.h_msm.accumulation == Accumulation::Xyzz;
+        let h_config = MsmConfig { chunk: config.h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..config.h_msm };
+        let h_msm = Msm::new(gpu, MsmPlan::new(srs.n, &h_config, false)?)?;
+        let queries = srs
+            .assignments
+            .iter()
+            .map(|a| {
+                Ok((QueryGroup::new(gpu, a.g1.len(), a.len, &config)?, QueryGroup::new(gpu, a.g2.len(), a.len, &config)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut slots = (0..config.slots.max(1)).map(|_| Slot::new(gpu, &shape)).collect::<Result<Vec<_>>>()?;
+        // Build the NTT tables now, so that jobs allocate nothing.
+        if let Some(s) = slots.first_mut() {
+            ntt.groth16_h(&mut s.a, &mut s.b, &mut s.c)?;
+        }
+        gpu.synchronize()?;
+        let epoch = Epoch::new(gpu)?;
+        Ok(PartitionEngine {
+            gpu,
+            id: NEXT_ENGINE.fetch_add(1, Ordering::Relaxed),
+            config,
+            srs,
+            ntt,
+            h_msm,
+            queries,
+            slots,
+            next_slot: 0,
+            jobs: VecDeque::new(),
+            msm_owner: None,
+            next_job: 0,
+            epoch,
+        })
+    }
+
+    /// The GPU it runs on.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
+    /// The shape its jobs must have.
+    pub fn shape(&self) -> PartitionShape {
+        self.srs.shape()
+    }
+
+    /// The configuration it was made with.
+    pub fn config(&self) -> &PartitionConfig {
+        &self.config
+    }
+
+    /// Jobs started and not yet finished.
+    pub fn in_flight(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Device memory held by the engine: SRS, input slots, MSM and batch-addition scratch (NTT tables not
+    /// counted).
+    pub fn device_bytes(&self) -> usize {
+        let scratch: usize = self
+            .queries
+            .iter()
+            .map(|(g1, g2)| g1.as_ref().map_or(0, QueryGroup::device_bytes) + g2.as_ref().map_or(0, QueryGroup::device_bytes))
+            .sum();
+        self.srs.device_bytes() + self.slots.iter().map(Slot::device_bytes).sum::<usize>() + self.h_msm.device_bytes() + scratch
+    }
+
+    /// The stream the uploads run on.
+    pub(super) fn transfer_stream(&self) -> std::sync::Arc<CudaStream> {
+        match self.config.streams {
+            StreamMode::Two => self.gpu.copy_stream().clone(),
+            StreamMode::One => self.gpu.stream().clone(),
+        }
+    }
+
+    /// Checks `job`, uploads its inputs into the next slot and queues its NTTs (and its MSM stage when the
+    /// engines are free); returns once the uploads are done, so the caller may reuse its buffers. On any error
+    /// nothing that reads the caller's memory is left running and the job is not started.
+    pub fn start(&mut self, job: PartitionJob<'_>) -> Result<JobTicket> {
+        let span = tracing::info_span!("zkgpu.pipeline.start", gpu = self.gpu.info().ordinal, n = self.srs.n, job = self.next_job);
+        let _entered = span.enter();
+        let started = Instant::now();
+        self.srs.shape().check(&job)?;
+        let slot = self.next_slot;
+        // The rule: the slot's previous job must have its MSM stage queued before its inputs are overwritten.
+        while self.jobs.iter().any(|j| j.slot == slot && matches!(j.stage, Stage::Ntt { .. })) {
+            self.advance();
+        }
+        let mut rec = PhaseRecorder::new();
+        let transfer = self.transfer_stream();
+        let queued = self.queue_job(slot, job, &mut rec, &transfer);
+        let wait_start = Instant::now();
+        let waited = {
+            let _w = tracing::info_span!("zkgpu.pipeline.wait_uploads").entered();
+            match &queued {
+                Ok(inputs) => inputs.synchronize().map_err(Error::from),
+                // The caller's memory must not be read after we return.
+                Err(_) => transfer.synchronize().map_err(Error::from),
+            }
+        };
+        let inputs = queued?;
+        waited?;
+        let id = self.next_job;
+        self.next_job += 1;
+        self.next_slot = (slot + 1) % self.slots.len();
+        let start_wait_ms = wait_start.elapsed().as_secs_f64() * 1e3;
+        self.jobs.push_back(JobState { id, slot, stage: Stage::Ntt { inputs }, rec, started, start_wait_ms });
+        if self.msm_owner.is_none() {
+            self.advance();
+        }
+        Ok(JobTicket { engine: self.id, id })
+    }
+
+    /// Queues the uploads, the NTT chain and the optional h download of one job into `slot`. Returns the event
+    /// that marks the end of the uploads.
+    pub(super) fn queue_job(&mut self, slot: usize, job: PartitionJob<'_>, rec: &mut PhaseRecorder, transfer: &std::sync::Arc<CudaStream>) -> Result<CudaEvent> {
+        let gpu = self.gpu;
+        let compute = gpu.stream().clone();
+        let s = &mut self.slots[slot];
+        // One event after each of a, b, c: each vector's transforms wait for its own upload only.
+        upload(rec, transfer, "h2d.a", job.a, &mut s.a)?;
+        let a_done = transfer.record_event(None)?;
+        upload(rec, transfer, "h2d.b", job.b, &mut s.b)?;
+        let b_done = transfer.record_event(None)?;
+        upload(rec, transfer, "h2d.c", job.c, &mut s.c)?;
+        let c_done = transfer.record_event(None)?;
+        for (i, input) in job.assignments.iter().enumerate() {
+            upload(rec, transfer, &format!("h2d.tail{i}"), input.tail, &mut s.tails[i])?;
+            upload(rec, transfer, &format!("h2d.tail_index{i}"), input.tail_index, &mut s.tail_index[i])?;
+            s.tail_len[i] = input.tail.len();
+            let words = s.ones[i].len();
+            upload(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..words], &mut s.ones[i])?;
+        }
+        let inputs = transfer.record_event(None)?;
+        // Ntt::groth16_h in its parts, one phase each. The compute stream waits for a vector's upload before
+        // the phase's start event (the explicit form of what cudarc's buffer events would also enforce), so
+        // the NTTs of a overlap the upload of b (and so on) and no phase counts a wait for a copy as busy. The
+        // combine step runs after all three transforms, so after all three uploads.
+        let ntt = &self.ntt;
+        for (name, v, done) in [("ntt.h.a", &mut s.a, &a_done), ("ntt.h.b", &mut s.b, &b_done)] {
+            compute.wait(done)?;
+            rec.phase(name, PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(v))?;
+        }
+        compute.wait(&c_done)?;
+        rec.phase("ntt.h.c", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare_c(&mut s.c))?;
+        rec.phase("ntt.h.combine", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_combine(&mut s.a, &s.b, &s.c))?;
+        if let Some(h_out) = job.h_out {
+            let copy = gpu.copy_stream().clone();
+            copy.wait(&compute.record_event(None)?)?;
+            let id = rec.begin("d2h.h", PhaseKind::D2h, s.a.byte_len(), &copy)?;
+            gpu.download_async(&s.a, h_out)?;
+            rec.end(id, &copy)?;
+        }
+        Ok(inputs)
+    }
+
+    /// Collects the job whose MSM stage is queued (if any), then queues the MSM stage of the oldest job that
+    /// waits for it. Errors end the job they belong to (kept for its `finish`), not the engine.
+    pub(super) fn advance(&mut self) {
+        if let Some(owner) = self.msm_owner.take() {
+            let result = self.collect(owner);
+            if let Some(job) = self.jobs.iter_mut().find(|j| j.id == owner) {
+                job.stage = Stage::Done(result);
+            }
+        }
+        let Some(index) = self.jobs.iter().position(|j| matches!(j.stage, Stage::Ntt { .. })) else {
+            return;
+        };
+        let mut rec = std::mem::take(&mut self.jobs[index].rec);
+        let (slot, id) = (self.jobs[index].slot, self.jobs[index].id);
+        // The stage is replaced below in every case; take the upload event out to queue behind it.
+        let stage = std::mem::replace(&mut self.jobs[index].stage, Stage::Msm);
+        let queued = match &stage {
+            Stage::Ntt { inputs } => self.queue_msm_stage(slot, inputs, &mut rec),
+            _ => Ok(()),
+        };
+        let job = &mut self.jobs[index];
+        job.rec = rec;
+        match queued {
+            Ok(()) => {
+                job.stage = Stage::Msm;
+                self.msm_owner = Some(id);
+            }
+            Err(e) => {
+                tracing::warn!(job = id, error = %e, "pipeline job failed while queueing its MSM stage");
+                job.stage = Stage::Done(Err(e));
+                // Free every engine the failed stage may have queued on.
+                let _ = self.collect_raw();
+            }
+        }
+    }
+
+    /// Queues the H MSM, batch additions and tail MSMs of the job in `slot`.
+    pub(super) fn queue_msm_stage(&mut self, slot: usize, inputs: &CudaEvent, rec: &mut PhaseRecorder) -> Result<()> {
+        let compute = self.gpu.stream().clone();
+        compute.wait(inputs)?;
+        let s = &self.slots[slot];
+        let (h_msm, srs) = (&mut self.h_msm, &self.srs);
+        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| h_msm.enqueue(Bases::Device(&srs.h), Scalars::Device(&s.a)))?;
+        for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
+            if let Some(group) = g1 {
+                group.enqueue(&bases.g1, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1"))?;
+            }
+            if let Some(group) = g2 {
+                group.enqueue(&bases.g2, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the queued MSM stage and returns its results (every engine is finished, whatever fails).
+    pub(super) fn collect_raw(&mut self) -> Result<PartitionResults> {
+        let h = self.h_msm.finish();
+        let assignments: Vec<Result<AssignmentOutput>> = self
+            .queries
+            .iter_mut()
+            .map(|(g1, g2)| {
+                let g1 = g1.as_mut().map_or(Ok(Vec::new()), QueryGroup::collect);
+                let g2 = g2.as_mut().map_or(Ok(Vec::new()), QueryGroup::collect);
+                Ok(AssignmentOutput { g1: g1?, g2: g2? })
+            })
+            .collect();
+        Ok(PartitionResults { h: h?, assignments: assignments.into_iter().collect::<Result<_>>()? })
+    }
+
+    /// [`PartitionEngine::collect_raw`] for job `id`, with the result downloads as a phase.
+    pub(super) fn collect(&mut self, id: u64) -> Result<PartitionResults> {
+        let _span = tracing::info_span!("zkgpu.pipeline.collect", job = id).entered();
+        let compute = self.gpu.stream().clone();
+        let mut rec = match self.jobs.iter_mut().find(|j| j.id == id) {
+            Some(job) => std::mem::take(&mut job.rec),
+            None => PhaseRecorder::new(),
+        };
+        let phase = rec.begin("d2h.results", PhaseKind::D2h, self.result_bytes(), &compute);
+        let result = self.collect_raw();
+        if let Ok(p) = phase {
+            let _ = rec.end(p, &compute);
+        }
+        if let Some(job) = self.jobs.iter_mut().find(|j| j.id == id) {
+            job.rec = rec;
+        }
+        result
+    }
+
+    /// Bytes of the downloaded results (one point per MSM and per batch addition).
+    pub(super) fn result_bytes(&self) -> usize {
+        let (p1, p2) = (size_of::<G1Projective>(), size_of::<G2Projective>());
+        p1 + self.srs.assignments.iter().map(|a| 2 * (a.g1.len() * p1 + a.g2.len() * p2)).sum::<usize>()
+    }
+
+    /// Waits for job `ticket` and returns its results and phase report. Earlier jobs of this engine are
+    /// collected on the way (their results wait for their own `finish`). `Err(Pipeline)` for a ticket of
+    /// another engine; the job's own error if its GPU work failed.
+    pub fn finish(&mut self, ticket: JobTicket) -> Result<PartitionOutput> {
+        let span = tracing::info_span!("zkgpu.pipeline.finish", gpu = self.gpu.info().ordinal, job = ticket.id);
+        let _entered = span.enter();
+        if ticket.engine != self.id {
+            return Err(Error::Pipeline(format!("job {} was started on another engine", ticket.id)));
+        }
+        let index = loop {
+            let Some(i) = self.jobs.iter().position(|j| j.id == ticket.id) else {
+                return Err(Error::Pipeline(format!("job {} is not in flight on this engine", ticket.id)));
+            };
+            if matches!(self.jobs[i].stage, Stage::Done(_)) {
+                break i;
+            }
+            self.advance();
+        };
+        let job = self.jobs.remove(index).ok_or_else(|| Error::Pipeline("job vanished".into()))?;
+        // Keep the engines busy with the next job before the host resolves this one's timings.
+        if self.msm_owner.is_none() {
+            self.advance();
+        }
+        let Stage::Done(results) = job.stage else {
+            return Err(Error::Pipeline(format!("job {} finished in an unexpected stage", job.id)));
+        };
+        let results = results?;
+        let report = PhaseReport::from_phases(job.rec.resolve(&self.epoch)?);
+        report.emit(&format!("pipeline gpu {} job {}", self.gpu.info().ordinal, job.id));
+        Ok(PartitionOutput { results, report, latency_ms: job.started.elapsed().as_secs_f64() * 1e3, start_wait_ms: job.start_wait_ms })
+    }
+}
+
+/// Queues one upload as a phase.
+/// Copies `src` into the first `src.len()` elements of `dst` on `stream`, as phase `name`.
+pub(super) fn upload<T: DeviceSafe>(rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str, src: &[T], dst: &mut DeviceBuffer<T>) -> Result<()> {
+    if src.len() > dst.len() {
+        return Err(Error::LengthMismatch { what: "pipeline upload", expected: dst.len(), actual: src.len() });
+    }
+    if src.is_empty() {
+        return Ok(());
+    }
+    rec.phase(name, PhaseKind::H2d, size_of_val(src), stream, |st| Ok(st.memcpy_htod(as_bytes(src), &mut dst.raw_range_mut(0..src.len())?)?))
+}

@@ -1,0 +1,83 @@
+//! The proving key's points on one GPU ([`PartitionSrs`]): the H query and each assignment's queries.
+use super::*;
+
+/// A query's points for batch addition: the table of its MSM bases (never precomputed here).
+pub(super) fn query_points<C: Curve>(bases: &MsmBases<C>) -> Result<&DeviceBuffer<C::Affine>> {
+    bases.points().ok_or_else(|| Error::Pipeline("query bases are a precomputed table".into()))
+}
+
+/// The bases of one assignment's queries.
+pub(super) struct AssignmentBases {
+    pub(super) len: usize,
+    pub(super) g1: Vec<MsmBases<G1>>,
+    pub(super) g2: Vec<MsmBases<G2>>,
+}
+
+/// A partition's proving key on one GPU: the H query (`n` bases, `n` a power of two) and, per assignment, its
+/// G1 and G2 queries (each exactly as long as the assignment). Uploaded once, used by every job.
+pub struct PartitionSrs {
+    pub(super) ordinal: usize,
+    pub(super) n: usize,
+    pub(super) h: MsmBases<G1>,
+    pub(super) assignments: Vec<AssignmentBases>,
+}
+
+impl PartitionSrs {
+    /// The H query already on `gpu` (`n` a power of two).
+    pub fn new(gpu: &Gpu, h: DeviceBuffer<G1Affine>) -> Result<Self> {
+        let n = h.len();
+        checked_log_n(n)?;
+        Ok(PartitionSrs { ordinal: gpu.info().ordinal, n, h: MsmBases::from_buffer(h)?, assignments: Vec::new() })
+    }
+
+    /// Uploads the H query.
+    pub fn upload(gpu: &Gpu, h: &[G1Affine]) -> Result<Self> {
+        checked_log_n(h.len())?;
+        PartitionSrs::new(gpu, gpu.upload(h)?)
+    }
+
+    /// Adds an assignment whose queries are already on `gpu`: all of them as long as the assignment (at
+    /// least one point, at least one query). Returns its index (the job's `assignments` order).
+    pub fn add_assignment(&mut self, gpu: &Gpu, g1: Vec<DeviceBuffer<G1Affine>>, g2: Vec<DeviceBuffer<G2Affine>>) -> Result<usize> {
+        if gpu.info().ordinal != self.ordinal {
+            return Err(Error::Pipeline(format!("SRS of GPU {} given bases on GPU {}", self.ordinal, gpu.info().ordinal)));
+        }
+        let len = g1.first().map(DeviceBuffer::len).or_else(|| g2.first().map(DeviceBuffer::len)).unwrap_or(0);
+        if len == 0 {
+            return Err(Error::LengthMismatch { what: "partition assignment queries (none, or empty)", expected: 1, actual: 0 });
+        }
+        for l in g1.iter().map(DeviceBuffer::len).chain(g2.iter().map(DeviceBuffer::len)) {
+            if l != len {
+                return Err(Error::LengthMismatch { what: "partition query length", expected: len, actual: l });
+            }
+        }
+        let g1 = g1.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?;
+        let g2 = g2.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?;
+        self.assignments.push(AssignmentBases { len, g1, g2 });
+        Ok(self.assignments.len() - 1)
+    }
+
+    /// [`PartitionSrs::add_assignment`] from host slices.
+    pub fn add_assignment_host(&mut self, gpu: &Gpu, g1: &[&[G1Affine]], g2: &[&[G2Affine]]) -> Result<usize> {
+        let g1 = g1.iter().map(|q| gpu.upload(q)).collect::<Result<Vec<_>>>()?;
+        let g2 = g2.iter().map(|q| gpu.upload(q)).collect::<Result<Vec<_>>>()?;
+        self.add_assignment(gpu, g1, g2)
+    }
+
+    /// The shape jobs must have.
+    pub fn shape(&self) -> PartitionShape {
+        PartitionShape { n: self.n, assignments: self.assignments.iter().map(|a| a.len).collect() }
+    }
+
+    /// (G1 queries, G2 queries) per assignment.
+    pub fn query_counts(&self) -> Vec<(usize, usize)> {
+        self.assignments.iter().map(|a| (a.g1.len(), a.g2.len())).collect()
+    }
+
+    /// Device memory the bases take.
+    pub fn device_bytes(&self) -> usize {
+        let q1: usize = self.assignments.iter().flat_map(|a| &a.g1).map(|q| q.device_bytes()).sum();
+        let q2: usize = self.assignments.iter().flat_map(|a| &a.g2).map(|q| q.device_bytes()).sum();
+        self.h.device_bytes() + q1 + q2
+    }
+}
