@@ -1,0 +1,781 @@
+//! [`Msm`]: the engine that owns the scratch and runs the plan's launches (scalar split, sort, accumulation,
+//! reduction), and the one-shot [`msm`] / [`msm_device`].
+use super::*;
+
+/// Threads per block of the per-point kernels (G2's 255 registers allow fewer).
+pub(super) fn point_block<C: Curve>() -> u32 {
+    if C::XYZZ_BYTES > 192 { 64 } else { 128 }
+}
+
+/// How a chunk's entries name their points (the count's and sorts' common arguments).
+pub(super) struct PointArgs<'a> {
+    /// Sparse scalars' base indices for the chunk, or `None`.
+    pub(super) index_view: Option<&'a cudarc::driver::CudaView<'a, u8>>,
+    pub(super) len: u32,
+    /// Points per precomputed copy (table row), and the chunk's first base.
+    pub(super) stride: u32,
+    pub(super) first: u32,
+    /// Base indices must be below this (larger ones become 0 and are counted).
+    pub(super) limit: u32,
+}
+
+/// Kernel handles of one curve.
+pub(super) struct Kernels {
+    pub(super) count: CudaFunction,
+    pub(super) scan_sums: CudaFunction,
+    pub(super) scan: CudaFunction,
+    pub(super) scatter: CudaFunction,
+    pub(super) sort_upsweep: CudaFunction,
+    pub(super) sort_downsweep: CudaFunction,
+    pub(super) sort_offsets: CudaFunction,
+    pub(super) accumulate: CudaFunction,
+    pub(super) accumulate_affine: CudaFunction,
+    pub(super) fold: CudaFunction,
+    pub(super) fixup: CudaFunction,
+    pub(super) fixup_spanning: CudaFunction,
+    pub(super) reduce: CudaFunction,
+    pub(super) combine: CudaFunction,
+}
+
+/// An MSM engine: kernels and scratch for one [`MsmPlan`], reused across calls (allocate once per size).
+pub struct Msm<'g, C: Curve> {
+    pub(super) gpu: &'g Gpu,
+    pub(super) plan: MsmPlan,
+    pub(super) kernels: Kernels,
+    pub(super) sums: XyzzSetSum<C>,
+    /// The counting sort's scratch (empty buffers with the radix sort).
+    pub(super) counting: CountingScratch,
+    /// The radix sort's scratch (empty buffers with the counting sort).
+    pub(super) radix: RadixScratch,
+    pub(super) offsets: DeviceBuffer<u32>,
+    pub(super) sorted: DeviceBuffer<u32>,
+    pub(super) partials: DeviceBuffer<u8>,
+    pub(super) buckets: DeviceBuffer<u8>,
+    pub(super) shares: DeviceBuffer<u8>,
+    pub(super) window_sums: DeviceBuffer<C::Projective>,
+    /// One result per table of the queued call (grown by [`Msm::enqueue_tables`]).
+    pub(super) out: DeviceBuffer<C::Projective>,
+    /// Double-buffered chunk staging for host inputs, allocated on first use.
+    pub(super) staged_bases: Vec<DeviceBuffer<C::Affine>>,
+    pub(super) staged_scalars: Vec<DeviceBuffer<Scalar>>,
+    /// Every window's signed digit of the chunk's scalars (count → scatter), `windows · chunk` words.
+    pub(super) digits: DeviceBuffer<u32>,
+    /// Out-of-range base indices the count found (sparse scalars).
+    pub(super) bad_indices: DeviceBuffer<u32>,
+    /// The affine accumulation's lists and prefix products (empty for XYZZ accumulation).
+    pub(super) affine_scratch: DeviceBuffer<C::Affine>,
+    /// What [`Msm::enqueue`] queued and [`Msm::finish`] collects.
+    pub(super) pending: Option<Queued>,
+}
+
+/// The counting sort's buffers (count → scan → scatter).
+pub(super) struct CountingScratch {
+    /// Entries per bucket, `q · buckets` words.
+    pub(super) counts: DeviceBuffer<u32>,
+    /// The scan's part sums, `q · ⌈buckets / SCAN_SPAN⌉` words.
+    pub(super) scan_sums: DeviceBuffer<u32>,
+    /// The scatter's cursors for entries past the ranks the count keeps, `q · buckets` words.
+    pub(super) cursors: DeviceBuffer<u32>,
+}
+
+impl CountingScratch {
+    pub(super) fn new(gpu: &Gpu, plan: &MsmPlan) -> Result<Self> {
+        let q = if plan.sort == Sort::Counting { plan.virtual_windows as usize } else { 0 };
+        Ok(CountingScratch {
+            counts: gpu.alloc_zeroed(q * plan.buckets())?,
+            scan_sums: gpu.alloc_zeroed(q * plan.scan_parts())?,
+            cursors: gpu.alloc_zeroed(q * plan.buckets())?,
+        })
+    }
+}
+
+/// The radix sort's buffers for one group of `sort_group` virtual windows (`zkgpu_kernels::msm_sort`).
+pub(super) struct RadixScratch {
+    /// Keys of alternate passes, `group · per_window` words each.
+    pub(super) keys: [DeviceBuffer<u32>; 2],
+    /// Values of the passes that do not write `sorted`, `group · per_window` words.
+    pub(super) vals: DeviceBuffer<u32>,
+    /// Items per window after the first pass (zero digits dropped), a word per window.
+    pub(super) counts: DeviceBuffer<u32>,
+    /// Histogram `[window][digit][block]`, its exclusive scan (`L + 1` words per window), the scan's cursors and
+    /// part sums.
+    pub(super) hist: DeviceBuffer<u32>,
+    pub(super) spine: DeviceBuffer<u32>,
+    pub(super) cursors: DeviceBuffer<u32>,
+    pub(super) sums: DeviceBuffer<u32>,
+}
+
+impl RadixScratch {
+    pub(super) fn new(gpu: &Gpu, plan: &MsmPlan) -> Result<Self> {
+        let (group, per_window, spine) = match plan.sort {
+            Sort::Radix => (plan.sort_group as usize, plan.per_window(), plan.sort_spine_len()),
+            Sort::Counting => (0, 0, 0),
+        };
+        Ok(RadixScratch {
+            keys: [gpu.alloc_zeroed(group * per_window)?, gpu.alloc_zeroed(group * per_window)?],
+            vals: gpu.alloc_zeroed(group * per_window)?,
+            counts: gpu.alloc_zeroed(group)?,
+            hist: gpu.alloc_zeroed(group * spine)?,
+            spine: gpu.alloc_zeroed(group * (spine + 1))?,
+            cursors: gpu.alloc_zeroed(group * spine)?,
+            sums: gpu.alloc_zeroed(group * spine.div_ceil(SCAN_SPAN as usize))?,
+        })
+    }
+}
+
+/// An MSM [`Msm::enqueue`] queued.
+#[derive(Clone, Copy)]
+pub(super) enum Queued {
+    /// No scalars: the identity per table, nothing on the GPU.
+    Empty { tables: usize },
+    /// Kernels queued for `tables` tables; `index_limit`: the bases sparse scalars may index (their check is
+    /// collected too).
+    Run { index_limit: Option<usize>, tables: usize },
+}
+
+impl<'g, C: Curve> Msm<'g, C> {
+    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]).
+    pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
+        let name = |what: &str| format!("msm_{}_{what}", C::NAME);
+        let kernels = Kernels {
+            count: gpu.function("msm_count")?,
+            scan_sums: gpu.function("msm_scan_sums")?,
+            scan: gpu.function("msm_scan")?,
+            scatter: gpu.function("msm_scatter")?,
+            sort_upsweep: gpu.function("msm_sort_upsweep")?,
+            sort_downsweep: gpu.function("msm_sort_downsweep")?,
+            sort_offsets: gpu.function("msm_sort_offsets")?,
+            accumulate: gpu.function(&name("accumulate"))?,
+            accumulate_affine: gpu.function(&name("accumulate_affine"))?,
+            fold: gpu.function(&name("fold"))?,
+            fixup: gpu.function(&name("fixup"))?,
+            fixup_spanning: gpu.function(&name("fixup_spanning"))?,
+            reduce: gpu.function(&name("reduce"))?,
+            combine: gpu.function(&name("combine"))?,
+        };
+        gpu.allow_dynamic_shared(&kernels.sort_upsweep, upsweep_shared_bytes(RADIX_BITS))?;
+        gpu.allow_dynamic_shared(&kernels.sort_downsweep, downsweep_shared_bytes(RADIX_BITS))?;
+        let q = plan.virtual_windows as usize;
+        let b = plan.buckets();
+        let xyzz = C::XYZZ_BYTES;
+        Ok(Msm {
+            gpu,
+            kernels,
+            sums: XyzzSetSum::new(gpu, plan.shares(), q)?,
+            counting: CountingScratch::new(gpu, &plan)?,
+            radix: RadixScratch::new(gpu, &plan)?,
+            offsets: gpu.alloc_zeroed(q * (b + 1))?,
+            sorted: gpu.alloc_zeroed(q * plan.per_window())?,
+            partials: gpu.alloc_zeroed(q * plan.slots() * xyzz)?,
+            buckets: gpu.alloc_zeroed(q * b * xyzz)?,
+            shares: gpu.alloc_zeroed(q * plan.shares() * xyzz)?,
+            window_sums: gpu.alloc_zeroed(q)?,
+            out: gpu.alloc_zeroed(1)?,
+            staged_bases: Vec::new(),
+            staged_scalars: Vec::new(),
+            digits: gpu.alloc_zeroed(plan.windows as usize * plan.chunk)?,
+            bad_indices: gpu.alloc_zeroed(1)?,
+            affine_scratch: gpu.alloc_zeroed(plan.affine_scratch_points::<C>())?,
+            pending: None,
+            plan,
+        })
+    }
+
+    /// The plan in use.
+    pub fn plan(&self) -> &MsmPlan {
+        &self.plan
+    }
+
+    /// Device memory this engine holds now: scratch plus any host-input staging.
+    pub fn device_bytes(&self) -> usize {
+        let staged: usize = self.staged_bases.iter().map(|b| b.byte_len()).sum::<usize>()
+            + self.staged_scalars.iter().map(|s| s.byte_len()).sum::<usize>();
+        self.plan.scratch_bytes::<C>() + staged
+    }
+
+    /// `Σ scalars[i]·bases[i]`, normalized (`Z = 1`, or the identity): [`Msm::enqueue`] then
+    /// [`Msm::finish`]. Errors: more scalars than the plan's `n` or than the bases (`LengthMismatch`; host
+    /// bases must match the scalars exactly), device bases precomputed for another plan (`MsmConfig`), device
+    /// memory for the host-input staging (`OutOfMemory`). Nothing the caller passed is modified.
+    pub fn run(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<C::Projective> {
+        self.enqueue(bases, scalars)?;
+        self.finish()
+    }
+
+    /// Queues the whole MSM on the GPU's streams; [`Msm::finish`] waits and returns the result. Lets a
+    /// pipeline queue more work behind the MSM (the next job's uploads, an NTT) before it blocks. Same checks
+    /// and errors as [`Msm::run`].
+    ///
+    /// Returns once the device no longer needs the caller's memory: at once for device inputs (the streams
+    /// order them), after the last chunk's upload for [`Bases::Host`] / [`Scalars::Host`] (the copy stream is
+    /// waited for; with double-buffered chunks that is about when the second-to-last chunk's compute ends).
+    /// On an error nothing queued reads the caller's memory afterwards (the GPU is synchronized).
+    pub fn enqueue(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<()> {
+        self.enqueue_on(&[bases], scalars)
+    }
+
+    /// Queues the MSMs of one scalar vector over several device tables (`Σ scalars[i]·tables[k][i]` for every
+    /// `k`); [`Msm::finish_tables`] returns them in order. When the scalars fit one chunk of the plan the
+    /// count and sort run once and only the bucket stages (accumulate to combine) run per table; otherwise
+    /// each table is a whole MSM. The tables must have the same length and precomputation (the sorted entries
+    /// name points by position); errors as [`Msm::run`], plus `LengthMismatch` for tables of different
+    /// lengths.
+    pub fn enqueue_tables(&mut self, tables: &[&MsmBases<C>], scalars: Scalars<'_>) -> Result<()> {
+        if let Some(t) = tables.iter().find(|t| t.n != tables[0].n) {
+            return Err(Error::LengthMismatch { what: "msm tables (all the same length)", expected: tables[0].n, actual: t.n });
+        }
+        let bases: Vec<Bases<'_, C>> = tables.iter().map(|t| Bases::Device(t)).collect();
+        self.enqueue_on(&bases, scalars)
+    }
+
+    /// [`Msm::enqueue`] over the tables `bases` (host bases only alone: their chunks are staged one table at
+    /// a time).
+    pub(super) fn enqueue_on(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
+        let n = scalars.len();
+        let span = tracing::info_span!("zkgpu.msm.enqueue", curve = C::NAME, n, c = self.plan.window_bits, tables = bases.len());
+        let _entered = span.enter();
+        if self.pending.is_some() {
+            return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
+        }
+        for b in bases {
+            self.check_inputs(b, &scalars)?;
+        }
+        let tables = bases.len();
+        if n == 0 || tables == 0 {
+            self.pending = Some(Queued::Empty { tables });
+            return Ok(());
+        }
+        if self.out.len() < tables {
+            self.out = self.gpu.alloc_zeroed(tables)?;
+        }
+        let index_limit = match (&bases[0], &scalars) {
+            (Bases::Device(b), Scalars::DeviceIndexed { .. }) => Some(b.n),
+            _ => None,
+        };
+        self.pending = Some(Queued::Run { index_limit, tables });
+        let host_inputs = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        let queued = self.enqueue_all(bases, &scalars).and_then(|()| {
+            // The copies read the caller's memory: they must be done before its borrow ends.
+            if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }
+        });
+        if queued.is_err() {
+            self.pending = None;
+            let _ = self.gpu.synchronize();
+        }
+        queued
+    }
+
+    /// Waits for the MSM queued by [`Msm::enqueue`] and returns it normalized (`Z = 1`, or the identity).
+    /// `Err(MsmConfig)` when nothing is queued, or when [`Msm::enqueue_tables`] queued other than one table
+    /// (use [`Msm::finish_tables`]; the engine is free again either way).
+    pub fn finish(&mut self) -> Result<C::Projective> {
+        let mut sums = self.finish_tables()?;
+        match (sums.pop(), sums.is_empty()) {
+            (Some(sum), true) => Ok(sum),
+            _ => Err(Error::MsmConfig("Msm::finish after enqueue_tables of other than one table (use finish_tables)".into())),
+        }
+    }
+
+    /// Waits for the MSMs queued by [`Msm::enqueue`] or [`Msm::enqueue_tables`] and returns them normalized,
+    /// one per table. `Err(MsmConfig)` when nothing is queued.
+    pub fn finish_tables(&mut self) -> Result<Vec<C::Projective>> {
+        let span = tracing::info_span!("zkgpu.msm.finish", curve = C::NAME);
+        let _entered = span.enter();
+        match self.pending.take() {
+            None => Err(Error::MsmConfig("Msm::finish without a queued MSM (call enqueue first)".into())),
+            Some(Queued::Empty { tables }) => Ok(vec![C::identity(); tables]),
+            Some(Queued::Run { index_limit, tables }) => {
+                let out = self.gpu.download(&self.out)?;
+                if let Some(limit) = index_limit {
+                    let bad = self.gpu.download(&self.bad_indices)?.first().copied().unwrap_or(0);
+                    if bad > 0 {
+                        return Err(Error::IndexOutOfRange { what: "msm base indices", count: bad as usize, limit });
+                    }
+                }
+                let sums = out.get(..tables).ok_or_else(|| Error::MsmConfig("no result".into()))?;
+                Ok(sums.iter().map(C::normalize).collect())
+            }
+        }
+    }
+
+    /// The first chunk's sort as the accumulate stage sees it: per virtual window, the bucket offsets
+    /// (`buckets + 1` words) and the sorted entries (`point | NEG_FLAG` for a negated point). Runs only the
+    /// count and the sort; for tests and diagnostics (`zkgpu_kernels::msm::model::sorted_windows` is the
+    /// reference). Same input checks as [`Msm::run`].
+    pub fn sorted_chunk(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
+        if self.pending.is_some() {
+            return Err(Error::MsmConfig("Msm::sorted_chunk while an MSM is queued (call finish first)".into()));
+        }
+        self.check_inputs(&bases, &scalars)?;
+        let (q, b) = (self.plan.virtual_windows as usize, self.plan.buckets());
+        let len = scalars.len().min(self.plan.chunk);
+        if len == 0 {
+            return Ok(vec![(vec![0; b + 1], Vec::new()); q]);
+        }
+        self.prepare_staging(&bases, &scalars)?;
+        let queued = self.stage(0, &bases, &scalars, 0, len).and_then(|()| self.enqueue_sort(0, &bases, &scalars, 0, len));
+        if let Err(e) = queued {
+            let _ = self.gpu.synchronize();
+            return Err(e);
+        }
+        let offsets = self.gpu.download(&self.offsets)?;
+        let sorted = self.gpu.download(&self.sorted)?;
+        let per_window = self.plan.per_window();
+        Ok((0..q)
+            .map(|v| {
+                let offsets = offsets[v * (b + 1)..(v + 1) * (b + 1)].to_vec();
+                let end = (offsets[b] as usize).min(per_window);
+                let entries = sorted[v * per_window..v * per_window + end].to_vec();
+                (offsets, entries)
+            })
+            .collect())
+    }
+
+    /// The checks [`Msm::enqueue`] makes before queueing anything.
+    pub(super) fn check_inputs(&self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+        let n = scalars.len();
+        if n > self.plan.n {
+            return Err(Error::LengthMismatch { what: "msm scalars (plan size)", expected: self.plan.n, actual: n });
+        }
+        if let Scalars::DeviceIndexed { scalars: s, indices, len } = scalars {
+            if !matches!(bases, Bases::Device(_)) {
+                return Err(Error::MsmConfig("sparse (indexed) scalars need device bases".into()));
+            }
+            if s.len() < *len {
+                return Err(Error::LengthMismatch { what: "msm indexed scalars", expected: *len, actual: s.len() });
+            }
+            if indices.len() < *len {
+                return Err(Error::LengthMismatch { what: "msm base indices", expected: *len, actual: indices.len() });
+            }
+        }
+        let indexed = matches!(scalars, Scalars::DeviceIndexed { .. });
+        match bases {
+            Bases::Host(b) if b.len() != n => {
+                Err(Error::LengthMismatch { what: "msm bases", expected: n, actual: b.len() })
+            }
+            Bases::Device(b) if !indexed && b.len() < n => {
+                Err(Error::LengthMismatch { what: "msm device bases", expected: n, actual: b.len() })
+            }
+            Bases::Device(b) if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) => {
+                Err(Error::MsmConfig(format!(
+                    "bases precomputed with {} copies for c = {}, plan has {} copies and c = {}",
+                    b.copies, b.window_bits, self.plan.copies, self.plan.window_bits
+                )))
+            }
+            Bases::Host(_) if self.plan.copies > 1 => {
+                Err(Error::MsmConfig("precomputed plans need device bases (MsmBases::precompute)".into()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Queues every chunk and the final stages of each table into `out[k]` (inputs checked by
+    /// [`Msm::enqueue_on`]). Scalars that fit one chunk are sorted once for all tables; longer ones are sorted
+    /// chunk by chunk per table (the buckets hold one table's sums at a time).
+    pub(super) fn enqueue_all(&mut self, bases: &[Bases<'_, C>], scalars: &Scalars<'_>) -> Result<()> {
+        let n = scalars.len();
+        self.prepare_staging(&bases[0], scalars)?;
+        let stream = self.gpu.stream().clone();
+        let chunk = self.plan.chunk;
+        let one_chunk = n <= chunk;
+        if one_chunk {
+            stream.memset_zeros(self.bad_indices.raw_mut())?;
+            self.stage(0, &bases[0], scalars, 0, n)?;
+            self.enqueue_sort(0, &bases[0], scalars, 0, n)?;
+        }
+        for (table, b) in bases.iter().enumerate() {
+            if one_chunk {
+                self.enqueue_buckets(0, b, n, true)?;
+            } else {
+                // Each table's pass counts the same out-of-range indices again: keep one pass's count.
+                stream.memset_zeros(self.bad_indices.raw_mut())?;
+                let (mut first, mut k) = (0, 0);
+                while first < n {
+                    let len = chunk.min(n - first);
+                    self.stage(k % 2, b, scalars, first, len)?;
+                    self.enqueue_chunk(k % 2, b, scalars, first, len, k == 0)?;
+                    first += len;
+                    k += 1;
+                }
+            }
+            self.enqueue_finish(table)?;
+        }
+        Ok(())
+    }
+
+    /// Allocates the chunk staging host inputs need (twice the chunk, for double buffering).
+    pub(super) fn prepare_staging(&mut self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+        let chunk = self.plan.chunk.min(self.plan.n);
+        if matches!(bases, Bases::Host(_)) && self.staged_bases.is_empty() {
+            self.staged_bases = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+        }
+        if matches!(scalars, Scalars::Host(_)) && self.staged_scalars.is_empty() {
+            self.staged_scalars = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+        }
+        Ok(())
+    }
+
+    /// Queues the upload of chunk `[first, first + len)` of the host inputs into staging slot `slot`, on the
+    /// copy stream (cudarc's buffer events order it after the kernels that read the slot two chunks ago, and
+    /// the kernels of this chunk after it). Device inputs need nothing.
+    pub(super) fn stage(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+        let copy = self.gpu.copy_stream().clone();
+        let span = tracing::debug_span!("zkgpu.msm.h2d", first, len);
+        let _entered = span.enter();
+        if let Bases::Host(b) = bases {
+            let dst = &mut self.staged_bases[slot];
+            copy.memcpy_htod(as_bytes(&b[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+        }
+        if let Scalars::Host(s) = scalars {
+            let dst = &mut self.staged_scalars[slot];
+            copy.memcpy_htod(as_bytes(&s[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+        }
+        Ok(())
+    }
+
+    /// Queues count, sort, accumulate, fold and fixup for one chunk on the compute stream.
+    /// `first_chunk`: the fixup stores the buckets instead of adding to them (they are not zeroed).
+    pub(super) fn enqueue_chunk(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize, first_chunk: bool) -> Result<()> {
+        self.enqueue_sort(slot, bases, scalars, first, len)?;
+        self.enqueue_buckets(slot, bases, len, first_chunk)
+    }
+
+    /// Queues the count and the sort of one chunk: `sorted` and `offsets` for every virtual window.
+    pub(super) fn enqueue_sort(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
+        let len32 = len as u32;
+        // Point indices: device bases index the whole table (stride n, chunk offset first, or the sparse
+        // scalars' indices); staged host bases index the chunk (no copies).
+        let (stride, first32) = match bases {
+            Bases::Device(b) => (b.n as u32, first as u32),
+            Bases::Host(_) => (len32, 0),
+        };
+        let scalar_view = match scalars {
+            Scalars::Device(s) | Scalars::DeviceIndexed { scalars: s, .. } => s.raw_range(first..first + len)?,
+            Scalars::Host(_) => self.staged_scalars[slot].raw_range(0..len)?,
+        };
+        let index_view = match scalars {
+            Scalars::DeviceIndexed { indices, .. } => Some(indices.raw_range(first..first + len)?),
+            _ => None,
+        };
+        // Base indices must be below the row length (sparse scalars are checked against it); null: no indices.
+        let (limit, null) = (stride, 0u64);
+        let counting = plan.sort == Sort::Counting;
+        if counting {
+            stream.memset_zeros(self.counting.counts.raw_mut())?;
+        }
+
+        let mut launch = stream.launch_builder(&self.kernels.count);
+        launch.arg(&scalar_view);
+        match &index_view {
+            Some(view) => launch.arg(view),
+            None => launch.arg(&null),
+        };
+        launch.arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&limit);
+        if counting {
+            launch.arg(self.counting.counts.raw_mut());
+        } else {
+            launch.arg(&null);
+        }
+        launch.arg(self.digits.raw_mut()).arg(self.bad_indices.raw_mut());
+        // SAFETY: msm_count: one thread per scalar of the chunk (len of them in the view, and in the index view
+        // if any); counts null (radix sort) or holding q · 2^(c−1) zeroed counters, bad_indices one; digits
+        // holds windows · chunk >= windows · len words; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan
+        // invariants).
+        launched("msm_count", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
+        drop(launch);
+
+        let point_args = PointArgs { index_view: index_view.as_ref(), len: len32, stride, first: first32, limit };
+        if counting { self.enqueue_counting_sort(&point_args) } else { self.enqueue_radix_sort(&point_args) }
+    }
+
+    /// Queues accumulate, fold and fixup for one sorted chunk. `first_chunk`: the fixup stores the buckets
+    /// instead of adding to them (they are not zeroed).
+    pub(super) fn enqueue_buckets(&mut self, slot: usize, bases: &Bases<'_, C>, len: usize, first_chunk: bool) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let q = plan.virtual_windows;
+        let buckets = plan.buckets() as u32;
+        let per_window = plan.per_window() as u32;
+        let base_view = match bases {
+            Bases::Device(b) => b.table.raw_range(0..b.table.len())?,
+            Bases::Host(_) => self.staged_bases[slot].raw_range(0..len)?,
+        };
+        let block = point_block::<C>();
+        let segs = plan.per_window().div_ceil(plan.seg as usize);
+        let (seg, slots) = (plan.seg, plan.slots() as u32);
+        let blocks = (plan.accumulate_threads::<C>() / block as usize) as u32;
+        if plan.affine_rounds == 0 {
+            let cfg = LaunchConfig { grid_dim: (blocks, q, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.kernels.accumulate);
+            launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
+            launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut());
+            // SAFETY: msm_{C}_accumulate: grid covers ⌈per_window / seg⌉ segments per virtual window; offsets
+            // and sorted come from this chunk's scan and scatter; every entry names a point of the base view (see
+            // the scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
+            launched("msm_accumulate", unsafe { launch.launch(cfg) })?;
+        }
+        let mut first_window = 0;
+        while plan.affine_rounds > 0 && first_window < q {
+            let group = plan.affine_windows.min(q - first_window);
+            let cfg = LaunchConfig { grid_dim: (blocks, group, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+            let mut launch = stream.launch_builder(&self.kernels.accumulate_affine);
+            launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
+            launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut()).arg(&plan.affine_rounds).arg(&first_window);
+            launch.arg(self.affine_scratch.raw_mut());
+            // SAFETY: msm_{C}_accumulate_affine: as the XYZZ launch above, for virtual windows first_window ..
+            // first_window + group <= q; affine_scratch holds affine_windows · blocks · block · seg · 5/4 >=
+            // (threads of this launch) · seg · 5/4 points; launches on one stream never share it.
+            launched("msm_accumulate_affine", unsafe { launch.launch(cfg) })?;
+            first_window += group;
+        }
+
+        // Buckets spanning more than FOLD_RUNS segments get their runs summed in groups first.
+        let groups = segs.div_ceil(FOLD_RUNS as usize);
+        if groups > 1 {
+            let cfg = LaunchConfig {
+                grid_dim: (groups.div_ceil(block as usize) as u32, q, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut launch = stream.launch_builder(&self.kernels.fold);
+            launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw_mut()).arg(&slots);
+            // SAFETY: msm_{C}_fold: after this chunk's accumulate, same offsets, seg and slots; the grid covers
+            // every group of FOLD_RUNS segments of each virtual window; groups own disjoint slots.
+            launched("msm_fold", unsafe { launch.launch(cfg) })?;
+        }
+
+        let cfg = LaunchConfig {
+            grid_dim: ((buckets as usize).div_ceil(block as usize) as u32, q, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.kernels.fixup);
+        launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw()).arg(&slots);
+        let first_flag = u32::from(first_chunk);
+        launch.arg(self.buckets.raw_mut()).arg(&first_flag);
+        // SAFETY: msm_{C}_fixup: one thread per bucket of each virtual window; offsets/partials as written by
+        // the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points, all written
+        // by the first chunk's fixups (first_flag = 1) before later chunks add to them.
+        launched("msm_fixup", unsafe { launch.launch(cfg) })?;
+        drop(launch);
+        if segs > 1 {
+            let cfg = LaunchConfig {
+                grid_dim: ((segs - 1).div_ceil(block as usize) as u32, q, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut launch = stream.launch_builder(&self.kernels.fixup_spanning);
+            launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw()).arg(&slots);
+            launch.arg(self.buckets.raw_mut()).arg(&first_flag);
+            // SAFETY: msm_{C}_fixup_spanning: the fixup's arguments, a thread per segment boundary of each
+            // virtual window; it writes only buckets spanning segments, which the fixup left alone.
+            launched("msm_fixup_spanning", unsafe { launch.launch(cfg) })?;
+        }
+        Ok(())
+    }
+
+    /// The counting sort of the chunk's digits into `sorted` and `offsets`: scan of the count kernel's
+    /// counters, then the scatter in the plan's passes over bucket ranges.
+    pub(super) fn enqueue_counting_sort(&mut self, at: &PointArgs<'_>) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
+        let buckets = plan.buckets() as u32;
+        let per_window = plan.per_window() as u32;
+        let null = 0u64;
+        let parts = plan.scan_parts() as u32;
+        let cfg = LaunchConfig { grid_dim: (parts, q, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
+        let mut launch = stream.launch_builder(&self.kernels.scan_sums);
+        let scratch = &mut self.counting;
+        launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw_mut());
+        // SAFETY: msm_scan_sums: grid (⌈buckets / SCAN_SPAN⌉, q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of
+        // shared memory; counts holds q · buckets entries, scan_sums q · parts.
+        launched("msm_scan_sums", unsafe { launch.launch(cfg) })?;
+        let mut launch = stream.launch_builder(&self.kernels.scan);
+        launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw()).arg(self.offsets.raw_mut()).arg(scratch.cursors.raw_mut());
+        // SAFETY: msm_scan: the same grid (parts <= SCAN_BLOCK since buckets <= 2^23); counts and cursors hold
+        // q · buckets entries, offsets q · (buckets + 1), scan_sums the part sums just written; totals <= len ·
+        // copies < 2^32.
+        launched("msm_scan", unsafe { launch.launch(cfg) })?;
+        drop(launch);
+
+        let cfg = LaunchConfig {
+            grid_dim: ((at.len as usize).div_ceil(SCALAR_BLOCK as usize) as u32, windows, 1),
+            block_dim: (SCALAR_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let range = buckets.div_ceil(plan.scatter_passes);
+        for pass in 0..plan.scatter_passes {
+            let (bucket_lo, bucket_hi) = (pass * range, ((pass + 1) * range).min(buckets));
+            let mut launch = stream.launch_builder(&self.kernels.scatter);
+            launch.arg(self.digits.raw());
+            match at.index_view {
+                Some(view) => launch.arg(view),
+                None => launch.arg(&null),
+            };
+            launch.arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&at.stride).arg(&at.first).arg(&at.limit);
+            launch.arg(self.offsets.raw()).arg(scratch.cursors.raw_mut()).arg(self.sorted.raw_mut());
+            launch.arg(&per_window).arg(&bucket_lo).arg(&bucket_hi);
+            // SAFETY: msm_scatter: grid (⌈len / block⌉, windows); the count's digits and ranks for the same
+            // chunk and layout and the scan's offsets and cursors of its counts, so every slot stays inside its
+            // bucket's range of the window (<= per_window entries);
+            // the passes' bucket ranges are disjoint, so each entry is written once; sorted holds q · per_window
+            // entries; the index view (if any) holds len indices; base indices are below limit (n rows of the
+            // table, or len staged bases; larger ones were counted by the count and become 0), so point indices
+            // (w / q)·stride + index are < copies · n < 2^31 (check_table).
+            launched("msm_scatter", unsafe { launch.launch(cfg) })?;
+        }
+        Ok(())
+    }
+
+    /// The radix sort of the chunk's digits into `sorted` and `offsets` (`zkgpu_kernels::msm_sort`), group by
+    /// group of virtual windows: per pass upsweep, spine (the scan kernels over the histogram) and downsweep,
+    /// then the offsets from the sorted keys.
+    pub(super) fn enqueue_radix_sort(&mut self, at: &PointArgs<'_>) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
+        let buckets = plan.buckets();
+        let per_window = plan.per_window();
+        let pw32 = per_window as u32;
+        let null = 0u64;
+        let (bits, passes) = (radix_bits(c), radix_passes(c));
+        let (blocks, tiles_per_block) = sort_grid(windows.div_ceil(q) * at.len);
+        let spine_len = (1u32 << bits) * blocks;
+        let parts = spine_len.div_ceil(SCAN_SPAN);
+        let up_shared = upsweep_shared_bytes(bits) as u32;
+        let down_shared = downsweep_shared_bytes(bits) as u32;
+        let scratch = &mut self.radix;
+        let mut v0 = 0u32;
+        while v0 < q {
+            let group = plan.sort_group.min(q - v0);
+            let (lo, hi) = (v0 as usize * per_window, (v0 + group) as usize * per_window);
+            let grid = |x: u32, shared: u32, block: u32| LaunchConfig {
+                grid_dim: (x, group, 1),
+                block_dim: (block, 1, 1),
+                shared_mem_bytes: shared,
+            };
+            for pass in 0..passes {
+                // Keys alternate between the two key buffers; values end in `sorted` after the last pass.
+                let vals_to_sorted = (passes - 1 - pass) % 2 == 0;
+                let [keys0, keys1] = &mut scratch.keys;
+                let (keys_in, keys_out) = if pass % 2 == 0 { (&*keys1, keys0) } else { (&*keys0, keys1) };
+                let mut launch = stream.launch_builder(&self.kernels.sort_upsweep);
+                launch.arg(self.digits.raw()).arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&v0).arg(&pw32);
+                launch.arg(&tiles_per_block).arg(&pass).arg(&bits);
+                if pass == 0 {
+                    launch.arg(&null);
+                } else {
+                    launch.arg(keys_in.raw());
+                }
+                launch.arg(scratch.counts.raw()).arg(scratch.hist.raw_mut());
+                // SAFETY: msm_sort_upsweep: grid (blocks, group), v0 + group <= q, SORT_BLOCK threads with
+                // 2^bits counters of shared memory; digits from this chunk's count kernel (len >= 1); later
+                // passes read the previous pass's keys (group · per_window words) and the first pass's counts;
+                // hist holds group · 2^bits · SORT_GRID >= group · spine_len words.
+                launched("msm_sort_upsweep", unsafe { launch.launch(grid(blocks, up_shared, SORT_BLOCK)) })?;
+                let scan_cfg = grid(parts, SCAN_BLOCK * 4, SCAN_BLOCK);
+                let mut launch = stream.launch_builder(&self.kernels.scan_sums);
+                launch.arg(scratch.hist.raw()).arg(&spine_len).arg(scratch.sums.raw_mut());
+                // SAFETY: msm_scan_sums over group windows of spine_len counters (parts <= SCAN_BLOCK);
+                // sums holds group · parts words.
+                launched("msm_scan_sums", unsafe { launch.launch(scan_cfg) })?;
+                let mut launch = stream.launch_builder(&self.kernels.scan);
+                launch.arg(scratch.hist.raw()).arg(&spine_len).arg(scratch.sums.raw()).arg(scratch.spine.raw_mut());
+                launch.arg(scratch.cursors.raw_mut());
+                // SAFETY: msm_scan: same grid; spine holds group · (spine_len + 1) words, cursors group ·
+                // spine_len; totals <= per_window < 2^32.
+                launched("msm_scan", unsafe { launch.launch(scan_cfg) })?;
+                let mut launch = stream.launch_builder(&self.kernels.sort_downsweep);
+                launch.arg(self.digits.raw());
+                match at.index_view {
+                    Some(view) => launch.arg(view),
+                    None => launch.arg(&null),
+                };
+                launch.arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&at.stride).arg(&at.first).arg(&at.limit);
+                launch.arg(&v0).arg(&pw32).arg(&tiles_per_block).arg(&pass).arg(&bits);
+                let sorted = &mut self.sorted;
+                let vals = &mut scratch.vals;
+                let (vals_in, mut vals_out) = if vals_to_sorted {
+                    (vals.raw_range(0..vals.len())?, sorted.raw_range_mut(lo..hi)?)
+                } else {
+                    (sorted.raw_range(lo..hi)?, vals.raw_range_mut(0..vals.len())?)
+                };
+                if pass == 0 {
+                    launch.arg(&null).arg(&null);
+                } else {
+                    launch.arg(keys_in.raw()).arg(&vals_in);
+                }
+                launch.arg(scratch.counts.raw_mut()).arg(scratch.spine.raw());
+                launch.arg(keys_out.raw_mut()).arg(&mut vals_out);
+                // SAFETY: msm_sort_downsweep: the upsweep's grid and arguments, downsweep_shared_bytes(bits) of
+                // shared memory (allowed at Msm::new for RADIX_BITS >= bits); spine is the scan of that
+                // upsweep's histogram; inputs (the digits and index view, or the previous pass's keys and
+                // values) never alias the outputs (the other key buffer, and `sorted` or `vals` by the rule
+                // above); outputs hold group · per_window words; point indices < 2^31 as for the scatter.
+                launched("msm_sort_downsweep", unsafe { launch.launch(grid(blocks, down_shared, SORT_BLOCK)) })?;
+            }
+            let final_keys = &scratch.keys[((passes - 1) % 2) as usize];
+            let b32 = buckets as u32;
+            let mut offsets = self.offsets.raw_range_mut(v0 as usize * (buckets + 1)..(v0 + group) as usize * (buckets + 1))?;
+            let mut launch = stream.launch_builder(&self.kernels.sort_offsets);
+            launch.arg(final_keys.raw()).arg(scratch.counts.raw()).arg(&pw32).arg(&b32).arg(&mut offsets);
+            // SAFETY: msm_sort_offsets: grid (⌈(buckets + 1) / block⌉, group); the last pass's keys (ascending
+            // in each window's first counts[y] words); offsets is the group's group · (buckets + 1) words.
+            let x = (buckets + 1).div_ceil(SORT_BLOCK as usize) as u32;
+            launched("msm_sort_offsets", unsafe { launch.launch(grid(x, 0, SORT_BLOCK)) })?;
+            v0 += group;
+        }
+        Ok(())
+    }
+
+    /// Queues the bucket reduction, the per-window sums and the window combination into `out[table]`.
+    pub(super) fn enqueue_finish(&mut self, table: usize) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let plan = self.plan;
+        let (c, q) = (plan.window_bits, plan.virtual_windows);
+        let buckets = plan.buckets() as u32;
+        let (run, shares) = (plan.reduce_run, plan.shares());
+        let block = point_block::<C>();
+        let cfg = LaunchConfig {
+            grid_dim: (shares.div_ceil(block as usize) as u32, q, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.kernels.reduce);
+        launch.arg(self.buckets.raw()).arg(&buckets).arg(&run).arg(self.shares.raw_mut());
+        // SAFETY: msm_{C}_reduce: one thread per share (⌈buckets / run⌉ per virtual window); buckets holds
+        // q · buckets points, shares q · ⌈buckets / run⌉.
+        launched("msm_reduce", unsafe { launch.launch(cfg) })?;
+        drop(launch);
+        self.sums.enqueue(&self.shares, shares as u32, &mut self.window_sums)?;
+        let mut launch = stream.launch_builder(&self.kernels.combine);
+        let mut out = self.out.raw_range_mut(table..table + 1)?;
+        launch.arg(self.window_sums.raw()).arg(&q).arg(&c).arg(&mut out);
+        // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, the out view one.
+        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+        launched("msm_combine", unsafe { launch.launch(one) })?;
+        Ok(())
+    }
+}
+
+/// `Σ scalars[i]·bases[i]` with everything in host memory: a one-shot plan fitted to the device's free memory
+/// ([`MsmPlan::within`]) and engine (use [`Msm`] to reuse scratch across calls). `Err(LengthMismatch)` when
+/// the lengths differ, `Err(OutOfMemory)` when no plan fits.
+pub fn msm<C: Curve>(gpu: &Gpu, bases: &[C::Affine], scalars: &[Scalar]) -> Result<C::Projective> {
+    if bases.len() != scalars.len() {
+        return Err(Error::LengthMismatch { what: "msm bases", expected: scalars.len(), actual: bases.len() });
+    }
+    let plan = MsmPlan::within::<C>(scalars.len(), &MsmConfig::default(), true, &DeviceLimits::of(gpu)?)?;
+    Msm::<C>::new(gpu, plan)?.run(Bases::Host(bases), Scalars::Host(scalars))
+}
+
+/// `Σ scalars[i]·bases[i]` with device-resident bases and scalars (one-shot plan fitted to the memory left
+/// beside them, and engine).
+pub fn msm_device<C: Curve>(gpu: &Gpu, bases: &MsmBases<C>, scalars: &DeviceBuffer<Scalar>) -> Result<C::Projective> {
+    let plan = MsmPlan::within::<C>(scalars.len(), &MsmConfig::default(), false, &DeviceLimits::of(gpu)?)?;
+    Msm::<C>::new(gpu, plan)?.run(Bases::Device(bases), Scalars::Device(scalars))
+}

@@ -1,0 +1,392 @@
+//! The MSM plan: window size, chunking, accumulation and sort choices, and the cost model that picks them
+//! for a size and a device.
+use super::*;
+
+/// Threads per block of the per-scalar kernels (count, scatter).
+pub(super) const SCALAR_BLOCK: u32 = 256;
+/// Entries carry the point index in 31 bits (bit 31 is the sign), so a base table holds fewer than 2^31 points.
+pub(super) const MAX_TABLE_POINTS: usize = 1 << 31;
+/// Points per chunk with device inputs, unless configured: bounds the scratch (8 bytes per entry for the
+/// digits and the sort, the run partials). Every chunk adds a general addition per bucket (the fixup), so
+/// fewer chunks are faster: 2^26 points in 2 chunks took 423 ms on the H200 against 445 ms in 4 (2^24) and
+/// still fit the 16 GB bound with the inputs (tests/msm_cpu.rs). The affine accumulation's extra scratch
+/// (`AFFINE_SCRATCH_BYTES`) keeps it at 2^24 ([`AFFINE_DEVICE_CHUNK`]).
+pub(super) const DEVICE_CHUNK: usize = 1 << 25;
+/// Points per chunk with device inputs and affine accumulation, unless configured.
+pub(super) const AFFINE_DEVICE_CHUNK: usize = 1 << 24;
+/// Largest chunk with host inputs (uploads of about a quarter of the points overlap compute).
+pub(super) const HOST_CHUNK_MAX: usize = 1 << 24;
+/// Chunks with host inputs: about this many, so the first chunk's upload (not overlapped) is a quarter of it.
+pub(super) const HOST_CHUNKS: usize = 4;
+/// Smallest chunk with host inputs (the largest is `HOST_CHUNK_MAX`).
+pub(super) const HOST_CHUNK_MIN: usize = 1 << 20;
+/// Threads the accumulate stage aims for (a few waves of the ~400 resident G1 threads per SM on 132 SMs).
+pub(super) const ACCUMULATE_THREADS: usize = 1 << 17;
+/// Threads one affine-accumulate launch aims for (its threads hold more registers: about two waves).
+pub(super) const AFFINE_THREADS: usize = 1 << 16;
+/// Scratch an affine-accumulate launch aims to stay within: windows are launched in groups that fit (at least
+/// one window per launch, whatever its size).
+pub(super) const AFFINE_SCRATCH_BYTES: usize = 2 << 30;
+/// Cost of one inversion in field multiplications (Bernstein–Yang divsteps, docs/log/kernels-notes.md "Inversion"),
+/// and what an affine addition saves against a mixed XYZZ one (10 products against 6): an affine round pays
+/// when its pairs save more than the inversion costs.
+pub(super) const INVERSION_COST: u32 = 46;
+pub(super) const AFFINE_SAVING: u32 = 4;
+/// Threads the reduce stage aims for.
+pub(super) const REDUCE_THREADS: usize = 1 << 16;
+/// SMs of the device the thread targets above were tuned on (H200); other devices scale them.
+pub(super) const REFERENCE_SMS: u32 = 132;
+/// Device memory [`DeviceLimits::of`] leaves free.
+pub(super) const MEMORY_RESERVE: usize = 256 << 20;
+/// Smallest chunk [`MsmPlan::within`] shrinks to when the default chunk's scratch does not fit.
+pub(super) const MIN_FITTING_CHUNK: usize = 1 << 16;
+/// Window sizes the automatic choice considers.
+pub(super) const AUTO_WINDOW_BITS: std::ops::RangeInclusive<u32> = 2..=22;
+/// Bucket work per bucket and chunk (the fixup's general addition ≈ 1.6 mixed additions) and per bucket once
+/// (the reduce's two general additions and its share of `lo·R`), in mixed additions: the cost model's weights.
+pub(super) const FIXUP_COST: f64 = 1.6;
+pub(super) const REDUCE_COST: f64 = 5.0;
+/// Sorted entries (4 bytes each) one scatter pass may write: the scatter makes one pass per range of buckets,
+/// so the part of `sorted` it writes into at random stays small enough for L2 (50 MB on an H100/H200) to
+/// merge most writes into full sectors; every pass reads all the chunk's digits again. On the H200 a 2^25
+/// chunk (128 MiB per window) scattered in 31.7 ms with 6 passes against 39.0 in one, and 2 passes were
+/// faster still (2^26: 412 ms against 424 in one, 417 in six); a 2^24 chunk gained nothing from 3.
+pub(super) const SCATTER_REGION_BYTES: usize = 64 << 20;
+/// Most scatter passes the automatic choice makes (each pass reads every digit of the chunk again).
+pub(super) const MAX_SCATTER_PASSES: u32 = 8;
+/// Scratch the radix sort aims to stay within: virtual windows are sorted in groups, each window of a group
+/// needing 12 bytes per entry slot (two key buffers and a value buffer); at least one window per group.
+pub(super) const SORT_SCRATCH_BYTES: usize = 768 << 20;
+
+/// Choices for an MSM; `Default` picks everything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MsmConfig {
+    /// Window bits `c` (1..=24); `None`: the cost model's choice for the size (see [`choose_window_bits`]).
+    pub window_bits: Option<u32>,
+    /// Points per chunk; `None`: all at once up to 2^25 with device inputs (2^24 with affine accumulation),
+    /// about a quarter (at most 2^24) with host inputs.
+    pub chunk: Option<usize>,
+    /// Precomputed copies of the bases (fixed-base precomputation); 0 or 1: none. Device bases made with
+    /// [`MsmBases::precompute`] for the same plan must be used.
+    pub precompute: u32,
+    /// How buckets are accumulated.
+    pub accumulation: Accumulation,
+    /// Passes of the scatter, each over one range of buckets; `None`: enough that a pass writes at most
+    /// 64 MiB of sorted entries per virtual window, at most 8. Only [`Sort::Counting`] scatters.
+    pub scatter_passes: Option<u32>,
+    /// How each window's entries are grouped by bucket.
+    pub sort: Sort,
+}
+
+/// How the entries of a window are grouped by bucket before the accumulation. Both give the same result.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sort {
+    /// Counting sort with global atomics: a counter per bucket, a scan, one atomic and a random write per
+    /// entry (the scatter, in [`MsmConfig::scatter_passes`] passes). The order inside a bucket varies. The
+    /// default: on the H200 it sorts 2^24 points' entries in 13.3 ms against the radix sort's 16–18.
+    #[default]
+    Counting,
+    /// Stable LSD radix sort of (bucket, entry) (`zkgpu_kernels::msm_sort`): block-local histograms, a short
+    /// scan, tiles reordered in shared memory and written in runs. Deterministic order inside a bucket;
+    /// slower today (its downsweep is latency-bound, docs/log/kernels-notes.md "Radix sort").
+    Radix,
+}
+
+/// How the accumulate stage adds a bucket's points (kernels/src/msm.rs; both give the same result).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accumulation {
+    /// One XYZZ accumulator per run of a bucket, mixed additions (8M + 2S each).
+    #[default]
+    Xyzz,
+    /// Trees of affine additions, one level per round, each round's additions sharing one inversion (about
+    /// 6M each plus the inversion's share), then XYZZ for what the rounds left. Needs scratch of 120 bytes
+    /// (G1; 240 for G2) per sorted entry of the windows in one launch ([`MsmPlan::scratch_bytes`]).
+    Affine {
+        /// Rounds of affine halving (at least 1); `None`: as many as pay for their inversion.
+        rounds: Option<u32>,
+    },
+}
+
+/// The shape of an MSM run: window size, virtual windows, chunking and per-thread work. Made by
+/// [`MsmPlan::new`]; the scratch memory follows from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsmPlan {
+    /// Most points per call.
+    pub n: usize,
+    /// Window bits `c`.
+    pub window_bits: u32,
+    /// Windows `W = ⌈256 / c⌉`.
+    pub windows: u32,
+    /// Precomputed copies of the bases (1: none).
+    pub copies: u32,
+    /// Virtual windows (bucket sets) `q = ⌈W / copies⌉`.
+    pub virtual_windows: u32,
+    /// Points per chunk.
+    pub chunk: usize,
+    /// Sorted entries per accumulate thread.
+    pub seg: u32,
+    /// Buckets per reduce thread.
+    pub reduce_run: u32,
+    /// Affine accumulation rounds; 0: XYZZ accumulation.
+    pub affine_rounds: u32,
+    /// Virtual windows per affine-accumulate launch (their scratch is allocated once).
+    pub affine_windows: u32,
+    /// Scatter passes, each over one range of `⌈buckets / passes⌉` buckets (counting sort).
+    pub scatter_passes: u32,
+    /// The sort.
+    pub sort: Sort,
+    /// Virtual windows the radix sort handles per launch (its scratch holds that many).
+    pub sort_group: u32,
+}
+
+/// The window size with the least modelled work for `n` points in `chunks` chunks with `copies` precomputed
+/// copies ([`window_cost`]) among those with at least `copies` windows. The empty upper halves of narrow
+/// windows ([`zkgpu_kernels::msm::WindowWidths`]) count as full: the fixup initializes them and the reduce
+/// walks them, and on the H200 the choices counting only the buckets in use were slower (2^20: c = 15
+/// 12.48 ms against c = 16 12.30; 2^22: c = 18 35.19 against 34.93) or untried bets (c = 22 at 2^27).
+pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
+    auto_windows(copies)
+        .min_by(|&a, &b| window_cost(n, copies, chunks, a).total_cmp(&window_cost(n, copies, chunks, b)))
+        .unwrap_or(16)
+}
+
+/// The window sizes an automatic choice considers with `copies` precomputed copies: those with at least as
+/// many windows as copies (each copy serves whole windows).
+pub(super) fn auto_windows(copies: u32) -> impl Iterator<Item = u32> {
+    AUTO_WINDOW_BITS.filter(move |&c| window_count(c) >= copies)
+}
+
+/// The cost model, in mixed additions: `n·W` for the points plus bucket work `q·2^(c−1)·(1.6·chunks + 5)`
+/// (the fixup's general addition per bucket and chunk, the reduce once per bucket).
+pub fn window_cost(n: usize, copies: u32, chunks: usize, c: u32) -> f64 {
+    let w = window_count(c) as f64;
+    let q = window_count(c).div_ceil(copies.max(1)) as f64;
+    n as f64 * w + q * (1u64 << (c - 1)) as f64 * (FIXUP_COST * chunks as f64 + REDUCE_COST)
+}
+
+/// What a plan's automatic choices take from the device it will run on ([`MsmPlan::within`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Device memory the plan's scratch and host-input staging may take, in bytes.
+    pub memory_bytes: usize,
+    /// The device's memory in total (reported in [`Error::OutOfMemory`]).
+    pub total_bytes: usize,
+    /// Streaming multiprocessors: the accumulate, affine-accumulate and reduce stages size their per-thread
+    /// work so that their threads fill this many (the thread targets were tuned on the H200's 132).
+    pub sm_count: u32,
+}
+
+impl DeviceLimits {
+    /// The H200 the thread targets were tuned on, with no memory bound: [`MsmPlan::new`]'s choices.
+    pub const UNBOUNDED: DeviceLimits = DeviceLimits { memory_bytes: usize::MAX, total_bytes: usize::MAX, sm_count: REFERENCE_SMS };
+
+    /// `gpu` as it is now: its SMs, and its free memory less a reserve of 256 MiB for the context and the
+    /// small allocations around a run.
+    pub fn of(gpu: &Gpu) -> Result<DeviceLimits> {
+        let (free, total) = gpu.memory_info()?;
+        Ok(DeviceLimits { memory_bytes: free.saturating_sub(MEMORY_RESERVE), total_bytes: total, sm_count: gpu.info().sm_count })
+    }
+
+    /// These limits with `bytes` less memory: inputs that will be allocated after the plan is made (device
+    /// bases, a precomputed table, device scalars).
+    pub fn less(self, bytes: usize) -> DeviceLimits {
+        DeviceLimits { memory_bytes: self.memory_bytes.saturating_sub(bytes), ..self }
+    }
+
+    /// `threads` (a target for [`REFERENCE_SMS`] SMs) scaled to this device's SMs.
+    pub(super) fn threads(&self, threads: usize) -> usize {
+        (threads * self.sm_count.max(1) as usize / REFERENCE_SMS as usize).max(1)
+    }
+}
+
+/// Affine halving rounds worth running over segments of `seg` entries (runs of at least `seg` entries): round
+/// `k` has about `seg / 2^k` pairs and pays while they save more than its one inversion.
+pub(crate) fn paying_affine_rounds(seg: u32) -> u32 {
+    (1..=seg.max(1).ilog2()).take_while(|k| (seg >> k) * AFFINE_SAVING > INVERSION_COST).count() as u32
+}
+
+/// The largest power of two `<= x` (1 for `x <= 1`), clamped to `[lo, hi]`.
+pub(super) fn pow2_clamped(x: usize, lo: usize, hi: usize) -> usize {
+    let p = if x <= 1 { 1 } else { 1usize << (usize::BITS - 1 - x.leading_zeros()) };
+    p.clamp(lo, hi)
+}
+
+impl MsmPlan {
+    /// A plan for up to `n` points, made for the H200 without regard to memory ([`DeviceLimits::UNBOUNDED`];
+    /// [`MsmPlan::within`] fits a plan to a device). `host_inputs`: bases or scalars come from host memory
+    /// (smaller chunks, so uploads overlap compute). `Err(MsmConfig)` for window bits outside 1..=24, a zero
+    /// chunk, zero scatter passes or more precomputed copies than windows.
+    pub fn new(n: usize, config: &MsmConfig, host_inputs: bool) -> Result<MsmPlan> {
+        Self::build(n, config, host_inputs, &DeviceLimits::UNBOUNDED)
+    }
+
+    /// A plan for up to `n` points of curve `C` whose scratch and staging ([`MsmPlan::device_bytes`]) fit
+    /// `limits`: the least modelled work ([`window_cost`]) over the window sizes (unless configured) and the
+    /// chunks from the default down to 2^16 by halves (unless configured), per-thread work scaled to the SMs.
+    /// Where the default plan fits it is the plan. `Err(OutOfMemory)` when nothing fits (`requested`: the
+    /// smallest plan's bytes); configuration errors as [`MsmPlan::new`].
+    pub fn within<C: Curve>(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
+        let first = Self::build(n, config, host_inputs, limits)?;
+        // The default chunk has the fewest chunks, so where the default plan fits it is also the model's best.
+        if first.device_bytes::<C>(host_inputs) <= limits.memory_bytes {
+            return Ok(first);
+        }
+        let copies = first.copies;
+        let chunks = std::iter::successors(Some(first.chunk), |&chunk| (chunk / 2 >= MIN_FITTING_CHUNK).then_some(chunk / 2));
+        let chunks: Vec<usize> = if config.chunk.is_some() { vec![first.chunk] } else { chunks.collect() };
+        let windows: Vec<u32> = match config.window_bits {
+            Some(c) => vec![c],
+            None => auto_windows(copies).collect(),
+        };
+        let mut best: Option<(f64, MsmPlan)> = None;
+        let mut least = usize::MAX;
+        for &chunk in &chunks {
+            for &c in &windows {
+                let plan = Self::build(n, &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config }, host_inputs, limits)?;
+                let bytes = plan.device_bytes::<C>(host_inputs);
+                least = least.min(bytes);
+                let cost = window_cost(n, copies, n.div_ceil(plan.chunk).max(1), c);
+                if bytes <= limits.memory_bytes && best.as_ref().is_none_or(|(best_cost, _)| cost < *best_cost) {
+                    best = Some((cost, plan));
+                }
+            }
+        }
+        best.map(|(_, plan)| plan).ok_or(Error::OutOfMemory { requested: least, free: limits.memory_bytes, total: limits.total_bytes })
+    }
+
+    /// [`MsmPlan::new`] with the per-thread work scaled to `limits`' SMs (memory is [`MsmPlan::within`]'s).
+    pub(super) fn build(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
+        let copies = config.precompute.max(1);
+        let chunk = match config.chunk {
+            Some(0) => return Err(Error::MsmConfig("a chunk of 0 points".into())),
+            Some(chunk) => chunk,
+            None if host_inputs && n > HOST_CHUNK_MIN => n.div_ceil(HOST_CHUNKS).clamp(HOST_CHUNK_MIN, HOST_CHUNK_MAX),
+            None if matches!(config.accumulation, Accumulation::Affine { .. }) => n.min(AFFINE_DEVICE_CHUNK),
+            None => n.min(DEVICE_CHUNK),
+        }
+        .clamp(1, n.max(1));
+        let chunks = n.div_ceil(chunk).max(1);
+        let c = match config.window_bits {
+            Some(c) if (1..=MAX_WINDOW_BITS).contains(&c) => c,
+            Some(c) => return Err(Error::MsmConfig(format!("window bits {c} not in 1..={MAX_WINDOW_BITS}"))),
+            None => choose_window_bits(n, copies, chunks),
+        };
+        let windows = window_count(c);
+        if copies > windows {
+            return Err(Error::MsmConfig(format!("{copies} precomputed copies for {windows} windows")));
+        }
+        let q = windows.div_ceil(copies);
+        let entries = chunk.saturating_mul(windows as usize);
+        let buckets = 1usize << (c - 1);
+        let per_window = chunk * windows.div_ceil(q) as usize;
+        let scatter_passes = match config.scatter_passes {
+            Some(0) => return Err(Error::MsmConfig("0 scatter passes".into())),
+            Some(passes) => passes,
+            None => (per_window * 4).div_ceil(SCATTER_REGION_BYTES).clamp(1, MAX_SCATTER_PASSES as usize) as u32,
+        }
+        .min(buckets as u32);
+        let reduce_run = pow2_clamped(q as usize * buckets / limits.threads(REDUCE_THREADS), 2, 64) as u32;
+        let (seg, affine_rounds, affine_windows) = match config.accumulation {
+            Accumulation::Xyzz => (pow2_clamped(entries / limits.threads(ACCUMULATE_THREADS), 16, 512) as u32, 0, 0),
+            Accumulation::Affine { rounds } => {
+                // Scratch per window ≈ 120 B (G1) per entry: group windows up to the budget.
+                let group = (AFFINE_SCRATCH_BYTES / (per_window * 120).max(1)).clamp(1, q as usize);
+                let seg = pow2_clamped(per_window * group / limits.threads(AFFINE_THREADS), 16, 512) as u32;
+                let rounds = rounds.unwrap_or(paying_affine_rounds(seg)).max(1);
+                (seg, rounds, group as u32)
+            }
+        };
+        let sort_group = (SORT_SCRATCH_BYTES / (12 * per_window).max(1)).clamp(1, q as usize) as u32;
+        Ok(MsmPlan {
+            n,
+            window_bits: c,
+            windows,
+            copies,
+            virtual_windows: q,
+            chunk,
+            seg,
+            reduce_run,
+            affine_rounds,
+            affine_windows,
+            scatter_passes,
+            sort: config.sort,
+            sort_group,
+        })
+    }
+
+    /// Buckets per virtual window, `2^(c−1)`.
+    pub fn buckets(&self) -> usize {
+        1 << (self.window_bits - 1)
+    }
+
+    /// Entry slots per virtual window and chunk: every window served by the virtual window can put one
+    /// entry per point there.
+    pub(super) fn per_window(&self) -> usize {
+        self.chunk * self.windows.div_ceil(self.virtual_windows) as usize
+    }
+
+    /// Run-partial slots per virtual window (see `zkgpu_kernels::msm`).
+    pub(super) fn slots(&self) -> usize {
+        self.buckets() + self.per_window().div_ceil(self.seg as usize)
+    }
+
+    /// Threads per virtual window of an accumulate launch (whole blocks).
+    pub(super) fn accumulate_threads<C: Curve>(&self) -> usize {
+        let block = point_block::<C>() as usize;
+        self.per_window().div_ceil(self.seg as usize).div_ceil(block) * block
+    }
+
+    /// Affine-accumulate scratch, in affine points: per thread of a launch `seg` list points plus `seg / 2`
+    /// prefix products (`seg / 4` points); none for XYZZ accumulation.
+    pub(super) fn affine_scratch_points<C: Curve>(&self) -> usize {
+        let threads = self.accumulate_threads::<C>() * self.affine_windows as usize;
+        threads * (self.seg as usize + self.seg as usize / 4)
+    }
+
+    /// Parts of a window the scan kernels cut its buckets into.
+    pub(super) fn scan_parts(&self) -> usize {
+        self.buckets().div_ceil(SCAN_SPAN as usize)
+    }
+
+    /// Reduce shares per virtual window.
+    pub(super) fn shares(&self) -> usize {
+        self.buckets().div_ceil(self.reduce_run as usize)
+    }
+
+    /// The radix sort's histogram per virtual window: `2^bits` digits times the blocks of a pass.
+    pub(super) fn sort_spine_len(&self) -> usize {
+        (1usize << radix_bits(self.window_bits)) * SORT_GRID as usize
+    }
+
+    /// Words of the sort's scratch: the counting sort's counters, cursors and part sums, or the radix sort's
+    /// key and value buffers, item counts and spine (histogram, its scan, cursors, part sums) per group.
+    pub(super) fn sort_words(&self) -> usize {
+        let q = self.virtual_windows as usize;
+        match self.sort {
+            Sort::Counting => q * (2 * self.buckets() + self.scan_parts()),
+            Sort::Radix => {
+                let group = self.sort_group as usize;
+                let spine = self.sort_spine_len();
+                group * (3 * self.per_window() + 1 + 3 * spine + 1 + spine.div_ceil(SCAN_SPAN as usize))
+            }
+        }
+    }
+
+    /// Device memory an engine of this plan takes for curve `C`: the scratch, and with `host_inputs` the
+    /// staging of two chunks of bases and scalars (device-resident inputs not included).
+    pub fn device_bytes<C: Curve>(&self, host_inputs: bool) -> usize {
+        let staging = if host_inputs { 2 * self.chunk * (size_of::<C::Affine>() + size_of::<Scalar>()) } else { 0 };
+        self.scratch_bytes::<C>() + staging
+    }
+
+    /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
+    pub fn scratch_bytes<C: Curve>(&self) -> usize {
+        let q = self.virtual_windows as usize;
+        let words = q * (self.buckets() + 1) + q * self.per_window() + self.windows as usize * self.chunk + self.sort_words();
+        let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
+        words * 4
+            + points * C::XYZZ_BYTES
+            + (q + 1) * size_of::<C::Projective>()
+            + self.affine_scratch_points::<C>() * size_of::<C::Affine>()
+    }
+}
