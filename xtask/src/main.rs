@@ -1,9 +1,10 @@
 //! `cargo xtask <task>`: zkgpu's developer tasks. One file per task:
 //! [`ptx`] (build the kernels' PTX, ptxas resource table, freshness check), [`test`] (the CI test command),
 //! [`bench`] (the kernel workbench: GPU timings, or the CPU reference and ptxas table without a GPU),
-//! [`bundle`] (a folder that runs the tests and benchmarks on a GPU host without Rust), [`readme`] (results
-//! table in README.md). Shared process helpers live in [`util`], progress spinners in [`progress`], ptxas and
-//! its results cache in [`ptxas`].
+//! [`bundle`] (a folder that runs the tests and benchmarks on a GPU host without Rust), [`readme`] (the
+//! README's headline table, benches/results/README.md and the plots, from benches/results/*.json). Shared
+//! process helpers live in [`util`], progress spinners in [`progress`], ptxas and its results cache in
+//! [`ptxas`].
 mod bench;
 mod bundle;
 mod progress;
@@ -55,9 +56,10 @@ enum Task {
         /// Output folder (created; emptied first if it is an earlier bundle).
         dir: PathBuf,
     },
-    /// Regenerate README.md's results table from benches/results/*.json.
+    /// Regenerate README.md's headline table, benches/results/README.md's tables and the plots
+    /// benches/results/*.svg from benches/results/*.json.
     Readme {
-        /// Fail if README.md is not up to date instead of writing it.
+        /// Write nothing; fail if a table or a plot differs from what the JSON gives (seconds, no GPU).
         #[arg(long)]
         check: bool,
     },

@@ -6,7 +6,9 @@
 //!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`, except the
 //!    two-GPU tests (`two_gpus_*`) on a host with one GPU (said in the output);
 //!    The criterion benches then run once each in test mode (`cargo test --bench host`);
-//! 3. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
+//! 3. `cargo xtask readme --check`: the README's headline table, benches/results/README.md and the plots are
+//!    what benches/results/*.json gives (the plots redrawn by the runner's plot test, which step 2 built);
+//! 4. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
 //!    ZKGPU_PTX=prebuilt proves a prover on stable Rust builds the host crate from the committed PTX.
 //!
 //! Every step runs even if an earlier one failed; the summary lists the failures. Each step prints a header
@@ -16,7 +18,7 @@
 //! xtask test --gpu)`; only `#[ignore = "needs a CUDA GPU"]` tests are called GPU tests.
 use crate::progress::format_duration;
 use crate::util::{self, Result};
-use crate::{bench, ptx};
+use crate::{bench, ptx, readme};
 use std::time::Instant;
 
 pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
@@ -41,7 +43,7 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     if stable && !stable_step {
         eprintln!("xtask: no `stable` toolchain installed: skipping the stable consumer build");
     }
-    let steps = if stable_step { 4 } else { 3 };
+    let steps = if stable_step { 5 } else { 4 };
     let mut number = 0;
     let mut failures = Vec::new();
     // Each step: a header line, then its own progress (spinners of the builds, ptxas and test runs inside
@@ -87,6 +89,8 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
             &mut |step, line| step.println(line),
         )
     });
+
+    step("results tables and plots fresh (cargo xtask readme --check)", &mut || readme::run(true));
 
     if stable_step {
         step("stable consumer build (committed PTX)", &mut stable_build);
