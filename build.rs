@@ -55,7 +55,9 @@ fn main() {
         "auto" => match toolchain_available() {
             Ok(()) => match build_all(&kernels, &out_dir) {
                 Ok(()) => true,
-                Err(e) => panic!("building the kernels with {KERNEL_TOOLCHAIN} failed (set ZKGPU_PTX=prebuilt to use the committed PTX): {e}"),
+                Err(e) => panic!(
+                    "building the kernels with {KERNEL_TOOLCHAIN} failed (set ZKGPU_PTX=prebuilt to use the committed PTX): {e}"
+                ),
             },
             Err(why) => {
                 println!("cargo:warning=zkgpu: using the committed PTX in kernels/ptx ({why})");
@@ -89,10 +91,8 @@ fn main() {
 
 /// Is the pinned nightly installed, with rust-src (needed by -Zbuild-std)?
 fn toolchain_available() -> Result<(), String> {
-    let out = kernel_cargo()
-        .args(["rustc", "--print", "sysroot"])
-        .output()
-        .map_err(|e| format!("rustup not found: {e}"))?;
+    let out =
+        kernel_cargo().args(["rustc", "--print", "sysroot"]).output().map_err(|e| format!("rustup not found: {e}"))?;
     if !out.status.success() {
         return Err(format!("toolchain {KERNEL_TOOLCHAIN} not installed"));
     }
@@ -170,7 +170,8 @@ fn build_all(kernels: &Path, out_dir: &Path) -> Result<(), String> {
         if module == "zkgpu" {
             text = apply_register_caps(&text).map_err(|e| format!("{module} for {arch}: {e}"))?;
         }
-        std::fs::write(out_dir.join(format!("{module}_{arch}.ptx")), text).map_err(|e| format!("writing OUT_DIR: {e}"))?;
+        std::fs::write(out_dir.join(format!("{module}_{arch}.ptx")), text)
+            .map_err(|e| format!("writing OUT_DIR: {e}"))?;
     }
     if failed.is_empty() { Ok(()) } else { Err(format!("kernel build failed: {}", failed.join(", "))) }
 }

@@ -24,8 +24,10 @@ fn cpu_field(c: &mut Criterion) {
     let (a, b) = (blstrs::Scalar::random(&mut rng), blstrs::Scalar::random(&mut rng));
     let (p, q) = (blstrs::Fp::random(&mut rng), blstrs::Fp::random(&mut rng));
     // The same values in zkgpu's types, through their canonical little-endian bytes.
-    let (za, zb) = (Fr::from_canonical_limbs(limbs32(&a.to_bytes_le())), Fr::from_canonical_limbs(limbs32(&b.to_bytes_le())));
-    let (zp, zq) = (Fq::from_canonical_limbs(limbs32(&p.to_bytes_le())), Fq::from_canonical_limbs(limbs32(&q.to_bytes_le())));
+    let (za, zb) =
+        (Fr::from_canonical_limbs(limbs32(&a.to_bytes_le())), Fr::from_canonical_limbs(limbs32(&b.to_bytes_le())));
+    let (zp, zq) =
+        (Fq::from_canonical_limbs(limbs32(&p.to_bytes_le())), Fq::from_canonical_limbs(limbs32(&q.to_bytes_le())));
 
     let mut group = c.benchmark_group("cpu_field");
     group.throughput(Throughput::Elements(1));
@@ -110,7 +112,10 @@ fn device_time(ms: zkgpu::Result<f32>) -> Duration {
 }
 
 fn config() -> Criterion {
-    Criterion::default().sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3))
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
 }
 
 criterion_group! { name = benches; config = config(); targets = cpu_field, gpu }

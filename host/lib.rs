@@ -102,11 +102,13 @@ pub use device::{DeviceInfo, Gpu};
 pub use error::{Error, Result};
 pub use launch::{DEFAULT_DYNAMIC_SHARED_LIMIT, launch_config_1d, try_launch_config_1d};
 pub use memory::{DeviceBuffer, DeviceSafe};
+pub use module::{PTX_SM80, PTX_SM90};
 pub use ntt::{Ntt, NttConfig};
 pub use pinned::{PinnedBuffer, PinnedMode, PinnedPool, PoolStats};
-pub use pipeline::{PartitionConfig, PartitionEngine, PartitionJob, PartitionOutput, PartitionSrs, ProverPool, StreamMode};
+pub use pipeline::{
+    PartitionConfig, PartitionEngine, PartitionJob, PartitionOutput, PartitionSrs, ProverPool, StreamMode,
+};
 pub use profile::{PhaseRecorder, PhaseReport};
-pub use module::{PTX_SM80, PTX_SM90};
 pub use timing::EventTimer;
 
 /// Where this build's PTX came from: "built" (compiled from `kernels/` by build.rs with the pinned nightly)

@@ -12,8 +12,8 @@ use ff::Field as _;
 use group::{Curve, Group};
 use rand_core::RngCore;
 use zkgpu::Error;
-use zkgpu::batch_add::{G1, G2};
 use zkgpu::batch_add::cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
+use zkgpu::batch_add::{G1, G2};
 use zkgpu_kernels::batch_add::{
     FINISH_BLOCK, ScalarClass, classify_scalar, model, nth_set_bit, selection_word, window_range,
 };
@@ -32,7 +32,12 @@ fn naive_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>) ->
 }
 
 /// The model's result for one set at `points[first..]` of a larger bitmap, `blocks` one-warp blocks.
-fn model_sum<C: CurveUnderTest>(points: &[C::Affine], bitmap: Option<&[u32]>, first: usize, blocks: u32) -> C::Projective {
+fn model_sum<C: CurveUnderTest>(
+    points: &[C::Affine],
+    bitmap: Option<&[u32]>,
+    first: usize,
+    blocks: u32,
+) -> C::Projective {
     let ours: Vec<Affine<C::Field>> = points.iter().map(cast).collect();
     let lane_sums = model::accumulate(&ours, bitmap, first as u32, blocks, 32);
     // The GPU's reduce kernels regroup partials (any grouping is the same sum); finish as the GPU does.
@@ -53,7 +58,9 @@ where
             assert_eq!(model_sum::<C>(&points, None, 0, blocks), expected_all, "n = {n}, {blocks} blocks, all");
             // The set starts at an unaligned bit of a longer bitmap (as a later set of a multi-set launch).
             for first in [0usize, 5, 32, 37] {
-                let shifted: Vec<u32> = (0..n.div_ceil(32)).map(|w| selection_word(Some(|k: usize| bitmap[k]), first as u32, n as u32, w as u32)).collect();
+                let shifted: Vec<u32> = (0..n.div_ceil(32))
+                    .map(|w| selection_word(Some(|k: usize| bitmap[k]), first as u32, n as u32, w as u32))
+                    .collect();
                 let expected = naive_sum::<C>(&points, Some(&shifted));
                 assert_eq!(
                     model_sum::<C>(&points, Some(&bitmap), first, blocks),
@@ -91,7 +98,13 @@ where
     for w in points.windows(2) {
         let (a, b) = (scale(&mut rng, &w[0]), scale(&mut rng, &w[1]));
         let neg = Affine { x: w[0].x, y: w[0].y.neg() };
-        cases.extend([(a, b), (a, Xyzz::IDENTITY), (Xyzz::IDENTITY, b), (a, scale(&mut rng, &w[0])), (a, scale(&mut rng, &neg))]);
+        cases.extend([
+            (a, b),
+            (a, Xyzz::IDENTITY),
+            (Xyzz::IDENTITY, b),
+            (a, scale(&mut rng, &w[0])),
+            (a, scale(&mut rng, &neg)),
+        ]);
     }
     for (i, (a, b)) in cases.iter().enumerate() {
         let (got, want) = (model::quad_add(a, b), a.add(b));
@@ -133,9 +146,10 @@ where
             // The same list gathered from a table twice its size (the first level under a bitmap).
             let filler: Vec<Affine<C::Field>> = distinct_points::<C>(&mut rng, n + 1).iter().map(cast).collect();
             let (table, indices) = scattered(&mut rng, &ours, &filler);
-            for (what, level) in
-                [("plain", model::affine_level(&ours, None, run)), ("gathered", model::affine_level(&table, Some(&indices), run))]
-            {
+            for (what, level) in [
+                ("plain", model::affine_level(&ours, None, run)),
+                ("gathered", model::affine_level(&table, Some(&indices), run)),
+            ] {
                 assert_eq!(level.len(), n.div_ceil(2));
                 for (i, got) in level.iter().enumerate() {
                     let expected = if 2 * i + 1 < n {
@@ -246,7 +260,8 @@ fn scalar_split_matches_the_kernel_classification() {
         assert_eq!(bit(&ones), class == ScalarClass::One, "ones bit {i}");
         assert_eq!(bit(&others), class == ScalarClass::Other, "others bit {i}");
     }
-    let expected_indices: Vec<u32> =
-        (0..scalars.len() as u32).filter(|&i| classify_scalar(&cast(&scalars[i as usize])) == ScalarClass::Other).collect();
+    let expected_indices: Vec<u32> = (0..scalars.len() as u32)
+        .filter(|&i| classify_scalar(&cast(&scalars[i as usize])) == ScalarClass::Other)
+        .collect();
     assert_eq!(indices, expected_indices);
 }

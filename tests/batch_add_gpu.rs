@@ -13,10 +13,10 @@ use ff::Field as _;
 use group::Curve;
 use rand_core::RngCore;
 use zkgpu::Error;
+use zkgpu::batch_add::cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 use zkgpu::batch_add::{
     Curve as GpuCurve, G1, G2, Method, affine_level, batch_add, batch_add_host, batch_add_sets, split_scalars,
 };
-use zkgpu::batch_add::cpu::{batch_add_cpu, batch_add_sets_cpu, split_scalars_cpu};
 
 /// GPU sum (points and bitmap uploaded) vs the CPU reference.
 fn check_sum<C>(gpu: &zkgpu::Gpu, points: &[C::Affine], bitmap: Option<&[u32]>, method: Method, what: &str)
@@ -123,10 +123,17 @@ fn g1_affine_method_bitmap_set_starts() {
     assert_eq!(adder.sums().unwrap(), expected, "three tables under one bitmap");
     // The affine levels (half and a quarter of the points) and the compaction's indices are held.
     let held = adder.device_bytes();
-    assert!(held >= (n / 2 + n / 4) * size_of::<blstrs::G1Affine>() + (offsets[1] - offsets[0]) * 4, "device_bytes {held}");
+    assert!(
+        held >= (n / 2 + n / 4) * size_of::<blstrs::G1Affine>() + (offsets[1] - offsets[0]) * 4,
+        "device_bytes {held}"
+    );
     // Then one table again, without a bitmap: sums() returns its one sum, and nothing more is allocated.
     adder.enqueue(&device_reversed, None).unwrap();
-    assert_eq!(adder.sums().unwrap(), batch_add_sets_cpu::<G1>(&reversed, &offsets, None).unwrap(), "one table after three");
+    assert_eq!(
+        adder.sums().unwrap(),
+        batch_add_sets_cpu::<G1>(&reversed, &offsets, None).unwrap(),
+        "one table after three"
+    );
     assert_eq!(adder.device_bytes(), held, "the adder's memory grew");
 }
 

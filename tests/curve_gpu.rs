@@ -3,7 +3,9 @@
 //! without a GPU these tests fail rather than pass.
 mod common;
 
-use common::curve_props::{self as props, AddOp, CurveUnderTest, G1, G2, PairBatch, PointEvaluator, RoundTrip, UnaryOp};
+use common::curve_props::{
+    self as props, AddOp, CurveUnderTest, G1, G2, PairBatch, PointEvaluator, RoundTrip, UnaryOp,
+};
 use zkgpu::DeviceSafe;
 
 /// The kernels, launched one thread per element through the test harness.

@@ -251,7 +251,8 @@ fn shared_arena_round_trips_through_more_than_48k_of_dynamic_shared_memory() {
 fn function_with_shared_sets_the_attribute_and_the_config() {
     let gpu = gpu();
     let a: Vec<u32> = (0..513).collect();
-    let (f, cfg) = gpu.function_with_shared("device_api_shared_arena", launch_config_1d(a.len(), 256), ARENA_BYTES).unwrap();
+    let (f, cfg) =
+        gpu.function_with_shared("device_api_shared_arena", launch_config_1d(a.len(), 256), ARENA_BYTES).unwrap();
     assert_eq!(cfg.shared_mem_bytes as usize, ARENA_BYTES);
     let got = launch_arena(&gpu, &f, &a, ARENA_BYTES).unwrap();
     let want: Vec<u32> = (0..a.len()).map(|i| arena_model(&a, i)).collect();
@@ -310,10 +311,7 @@ fn every_device_safe_type_round_trips_exactly() {
 fn length_mismatches_are_typed_errors_and_leave_outputs_untouched() {
     let gpu = gpu();
     let mut buf = gpu.upload(&[1u32, 2, 3]).unwrap();
-    assert!(matches!(
-        gpu.upload_into(&[1u32, 2], &mut buf),
-        Err(Error::LengthMismatch { expected: 3, actual: 2, .. })
-    ));
+    assert!(matches!(gpu.upload_into(&[1u32, 2], &mut buf), Err(Error::LengthMismatch { expected: 3, actual: 2, .. })));
     let mut host = vec![9u32; 4];
     assert!(matches!(gpu.download_into(&buf, &mut host), Err(Error::LengthMismatch { expected: 3, actual: 4, .. })));
     assert_eq!(host, vec![9; 4], "the output must be untouched on error");

@@ -4,8 +4,8 @@
 mod common;
 
 use common::field_props::{
-    check_laws, check_ops_match_reference, default_op, reference_op, sub_limbs, test_inputs, CpuEvaluator,
-    CpuPath, FieldUnderTest, Op,
+    CpuEvaluator, CpuPath, FieldUnderTest, Op, check_laws, check_ops_match_reference, default_op, reference_op,
+    sub_limbs, test_inputs,
 };
 use ff::Field as _;
 use proptest::prelude::*;
@@ -104,7 +104,6 @@ fn constants_match_blstrs() {
     assert_eq!(Fr::MODULUS[0].wrapping_mul(Fr::INV), u32::MAX);
     assert_eq!(Fq::MODULUS[0].wrapping_mul(Fq::INV), u32::MAX);
 }
-
 
 /// Limb helpers for the lazily reduced (< 2p) values of the `*_lazy` tuning variants.
 fn add_limbs<const N: usize>(a: &[u32; N], b: &[u32; N]) -> ([u32; N], u32) {
@@ -215,7 +214,11 @@ fn default_texts_take_inv_and_r0_as_chosen() {
     let m_times_p0 = |text: &str| text.lines().filter(|l| l.contains(", %p0, %m,")).count();
     for (name, text) in [("Fr MUL", fr::ptx::MUL), ("Fr SQR", fr::ptx::SQR)] {
         assert_eq!(m_times_p0(text), 0, "{name}");
-        assert_eq!(text.lines().filter(|l| l.starts_with("add.cc.u32 %") && l.ends_with("0, %m;")).count(), Fr::LIMBS, "{name}");
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("add.cc.u32 %") && l.ends_with("0, %m;")).count(),
+            Fr::LIMBS,
+            "{name}"
+        );
     }
     for (name, text) in [("Fq MUL", fq::ptx::MUL), ("Fq SQR", fq::ptx::SQR)] {
         assert_eq!(m_times_p0(text), 2 * Fq::LIMBS, "{name}");
@@ -252,8 +255,7 @@ fn fq_lazy_operations_stay_below_2p_and_congruent() {
     let small = |v: u32| -> Limbs { std::array::from_fn(|k| if k == 0 { v } else { 0 }) };
     let mut rng = common::seeded_rng("fq::lazy_operations");
     let (a, _) = test_inputs::<Fq>(&mut rng, 40);
-    let mut operands: Vec<Limbs> =
-        vec![small(0), small(1), sub_limbs(p, small(1)), p, sub_limbs(two_p, small(1))];
+    let mut operands: Vec<Limbs> = vec![small(0), small(1), sub_limbs(p, small(1)), p, sub_limbs(two_p, small(1))];
     // test_inputs puts the edge-case cross product first: the last 40 are the seeded random values.
     for x in a.iter().skip(a.len() - 40) {
         let x = Fq::from_ref(x).limbs();
@@ -288,7 +290,9 @@ fn fq_lazy_operations_stay_below_2p_and_congruent() {
     // a·b + c·d with one reduction: seeded quadruples, then every operand at its largest.
     let n = operands.len();
     let mut quads: Vec<[Limbs; 4]> = (0..400)
-        .map(|i| [operands[i % n], second[(7 * i + 3) % (n + 1)], operands[(11 * i + 1) % n], second[(13 * i + 5) % (n + 1)]])
+        .map(|i| {
+            [operands[i % n], second[(7 * i + 3) % (n + 1)], operands[(11 * i + 1) % n], second[(13 * i + 5) % (n + 1)]]
+        })
         .collect();
     let top = sub_limbs(two_p, small(1));
     quads.extend([[top, two_p, top, two_p], [top, top, top, top], [top, two_p, top, small(0)]]);
@@ -304,8 +308,8 @@ fn fq_lazy_operations_stay_below_2p_and_congruent() {
 /// quadruples, plus every operand at the raw limbs `p − 1` (the largest running value the bounds allow).
 #[test]
 fn fq_mul_add_mul_matches_blstrs() {
-    use zkgpu_kernels::field::fq::ptx;
     use zkgpu_kernels::field::Field as _;
+    use zkgpu_kernels::field::fq::ptx;
     let mut rng = common::seeded_rng("fq::mul_add_mul");
     let (a, b) = test_inputs::<Fq>(&mut rng, RANDOM_PAIRS);
     let (a, b): (Vec<Fq>, Vec<Fq>) = (a.iter().map(Fq::from_ref).collect(), b.iter().map(Fq::from_ref).collect());
@@ -378,7 +382,7 @@ fn inversion_inputs<const N: usize>(p: [u32; N], rng: &mut ChaCha20Rng, random: 
 /// stress inputs above, for Fr and Fq; and the step bound it relies on (Bernstein–Yang, Theorem 11.2).
 #[test]
 fn divstep_inverse_matches_fermat() {
-    use zkgpu_kernels::field::{inverse::divstep_bound, Field};
+    use zkgpu_kernels::field::{Field, inverse::divstep_bound};
     assert_eq!((divstep_bound(255), divstep_bound(381)), (738, 1101));
     let mut rng = common::seeded_rng("divstep_inverse_matches_fermat");
     macro_rules! check {

@@ -3,7 +3,7 @@
 //! `cargo test --test field_gpu -- --ignored`); without a GPU these tests fail rather than pass.
 mod common;
 
-use common::field_props::{check_laws, check_ops_match_reference, test_inputs, Evaluator, FieldUnderTest, Op};
+use common::field_props::{Evaluator, FieldUnderTest, Op, check_laws, check_ops_match_reference, test_inputs};
 use cudarc::driver::PushKernelArg;
 use ff::Field as _;
 use zkgpu::DeviceSafe;

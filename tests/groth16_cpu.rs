@@ -6,9 +6,7 @@ mod common;
 use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify_proof};
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
-use common::circuits::{
-    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs,
-};
+use common::circuits::{BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs};
 use common::seeded_rng;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
@@ -88,7 +86,9 @@ fn porep_input_count_matches_bellperson() {
 fn sparse_densities_match_bellperson() {
     let mut rng = seeded_rng("sparse_densities_match_bellperson");
     // A and B densities partial and different; A and B equal and partial; empty; each kind alone.
-    for (both, a_only, b_only, c_only) in [(40, 13, 17, 9), (40, 0, 0, 9), (0, 5, 0, 0), (0, 0, 5, 3), (0, 0, 0, 4), (3, 0, 0, 0)] {
+    for (both, a_only, b_only, c_only) in
+        [(40, 13, 17, 9), (40, 0, 0, 9), (0, 5, 0, 0), (0, 0, 5, 3), (0, 0, 0, 4), (3, 0, 0, 0)]
+    {
         let circuit = Sparse::new(both, a_only, b_only, c_only, &mut rng);
         let params = parameters(circuit.blank(), &mut rng);
         let name = format!("sparse both {both} a {a_only} b {b_only} c {c_only}");
@@ -117,7 +117,8 @@ fn key_read_from_a_parameter_file_proves_the_same() {
     let path = dir.join("params.bin");
     params.write(std::fs::File::create(&path).expect("create")).expect("write params");
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
-    let from_memory = prove_cpu(&ProvingKey::from_parameters(&params).expect("key"), circuit.clone(), r, s).expect("prove");
+    let from_memory =
+        prove_cpu(&ProvingKey::from_parameters(&params).expect("key"), circuit.clone(), r, s).expect("prove");
     for checked in [false, true] {
         let key = ProvingKey::read(&path, checked).expect("read key");
         assert_eq!(proof_bytes(&prove_cpu(&key, circuit.clone(), r, s).expect("prove")), proof_bytes(&from_memory));
@@ -145,7 +146,8 @@ fn bad_circuits_and_mismatched_keys_are_typed_errors() {
     assert!(matches!(prove_cpu(&key_inputs, ManyInputs::random(3, &mut rng), r, s), Err(Error::KeyMismatch(_))));
     // The circuit's own failure (no witness), an unallocated variable, an unsatisfied constraint.
     assert!(matches!(prove_cpu(&key_small, small.blank(), r, s), Err(Error::Synthesis(_))));
-    let key_one = ProvingKey::from_parameters(&parameters(OneConstraint { xy: None, wrong: false }, &mut rng)).expect("key");
+    let key_one =
+        ProvingKey::from_parameters(&parameters(OneConstraint { xy: None, wrong: false }, &mut rng)).expect("key");
     assert!(matches!(prove_cpu(&key_one, BadVariable, r, s), Err(Error::Synthesis(_))));
     let wrong = OneConstraint { xy: Some((Scalar::random(&mut rng), Scalar::random(&mut rng))), wrong: true };
     match prove_cpu(&key_one, wrong, r, s) {
@@ -237,8 +239,11 @@ fn check_synthesis<C: Circuit<Scalar> + Clone>(name: &str, circuit: C) {
             .collect();
         assert_eq!(v[..], expected[..], "{name}: evaluations of {}", ["a", "b", "c"][k]);
     }
-    let aux_terms = |k: usize| rec.constraints.iter().flat_map(move |c| c[k].iter_aux().map(|(i, v)| (*i, !v.is_zero_vartime())));
-    let input_terms = |k: usize| rec.constraints.iter().flat_map(move |c| c[k].iter_inputs().map(|(i, v)| (*i, !v.is_zero_vartime())));
+    let aux_terms =
+        |k: usize| rec.constraints.iter().flat_map(move |c| c[k].iter_aux().map(|(i, v)| (*i, !v.is_zero_vartime())));
+    let input_terms = |k: usize| {
+        rec.constraints.iter().flat_map(move |c| c[k].iter_inputs().map(|(i, v)| (*i, !v.is_zero_vartime())))
+    };
     let bits = |d: &zkgpu::groth16::Density| (0..d.len()).map(|i| d.contains(i)).collect::<Vec<_>>();
     assert_eq!(bits(w.a_aux_density()), used(aux_terms(0), rec.aux.len()), "{name}: A aux density");
     assert_eq!(bits(w.b_aux_density()), used(aux_terms(1), rec.aux.len()), "{name}: B aux density");
@@ -253,6 +258,9 @@ fn synthesis_records_what_bellperson_evaluates() {
     check_synthesis("x^5 rounds", PowerRounds::random(500, &mut rng));
     check_synthesis("328 inputs", ManyInputs::random(328, &mut rng));
     check_synthesis("sparse", Sparse::new(40, 13, 17, 9, &mut rng));
-    check_synthesis("one constraint", OneConstraint { xy: Some((Scalar::random(&mut rng), Scalar::ONE)), wrong: false });
+    check_synthesis(
+        "one constraint",
+        OneConstraint { xy: Some((Scalar::random(&mut rng), Scalar::ONE)), wrong: false },
+    );
     check_synthesis("empty", Empty);
 }

@@ -2,12 +2,10 @@
 //! circuit, batches and proofs in flight, and errors that leave the prover usable.
 mod common;
 
-use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify_proof, verify_proofs_batch};
 use bellperson::Circuit;
+use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify_proof, verify_proofs_batch};
 use blstrs::{Bls12, Scalar};
-use common::circuits::{
-    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs,
-};
+use common::circuits::{BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs};
 use common::gpu::gpu;
 use common::seeded_rng;
 use ff::Field;
@@ -67,7 +65,12 @@ fn check_circuit<C: Circuit<Scalar> + Clone + Send>(
 fn sha256_chains_match_bellperson() {
     let mut rng = seeded_rng("sha256_chains_match_bellperson");
     for blocks in [1, 2] {
-        check_circuit(&format!("sha256 x{blocks}"), Sha256Chain { blocks, data: None }, |r| Sha256Chain::random(blocks, r), &mut rng);
+        check_circuit(
+            &format!("sha256 x{blocks}"),
+            Sha256Chain { blocks, data: None },
+            |r| Sha256Chain::random(blocks, r),
+            &mut rng,
+        );
     }
 }
 
@@ -109,7 +112,10 @@ fn edge_circuits_match_bellperson() {
         let name = format!("sparse both {both} a {a_only} b {b_only} c {c_only}");
         check_circuit(&name, template.blank(), |r| Sparse::new(both, a_only, b_only, c_only, r), &mut rng);
     }
-    let one = |r: &mut ChaCha20Rng| OneConstraint { xy: Some((Scalar::random(&mut *r), Scalar::random(&mut *r))), wrong: false };
+    let one = |r: &mut ChaCha20Rng| OneConstraint {
+        xy: Some((Scalar::random(&mut *r), Scalar::random(&mut *r))),
+        wrong: false,
+    };
     check_circuit("one constraint", OneConstraint { xy: None, wrong: false }, one, &mut rng);
     check_circuit("empty", Empty, |_| Empty, &mut rng);
 }
@@ -122,8 +128,9 @@ fn batches_and_proofs_in_flight_verify() {
     let template = PowerRounds::random(5000, &mut rng);
     let params = parameters(template.blank(), &mut rng);
     let mut prover = Groth16Prover::new(&gpu, ProvingKey::from_parameters(&params).expect("key")).expect("prover");
-    let circuits: Vec<PowerRounds> =
-        (0..6).map(|_| PowerRounds { x: Some(Scalar::random(&mut rng)), constants: template.constants.clone() }).collect();
+    let circuits: Vec<PowerRounds> = (0..6)
+        .map(|_| PowerRounds { x: Some(Scalar::random(&mut rng)), constants: template.constants.clone() })
+        .collect();
     let r: Vec<Scalar> = (0..6).map(|_| Scalar::random(&mut rng)).collect();
     let s: Vec<Scalar> = (0..6).map(|_| Scalar::random(&mut rng)).collect();
     let proofs = prover.prove_batch_with(circuits.clone(), &r, &s).expect("batch");
@@ -176,11 +183,15 @@ fn errors_leave_the_prover_usable() {
     bad.x = None;
     let batch = vec![small.clone(), bad, small.clone()];
     assert!(matches!(prover.prove_batch_with(batch, &[r; 3], &[s; 3]), Err(Error::Synthesis(_))));
-    assert!(matches!(prover.prove_batch_with(vec![small.clone()], &[r; 2], &[s; 2]), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(
+        prover.prove_batch_with(vec![small.clone()], &[r; 2], &[s; 2]),
+        Err(Error::LengthMismatch { .. })
+    ));
     check_gpu("after errors", &mut prover, &params, small.clone(), &mut rng);
     // Unsatisfied on the GPU path too.
     let params_one = parameters(OneConstraint { xy: None, wrong: false }, &mut rng);
-    let mut prover_one = Groth16Prover::new(&gpu, ProvingKey::from_parameters(&params_one).expect("key")).expect("prover");
+    let mut prover_one =
+        Groth16Prover::new(&gpu, ProvingKey::from_parameters(&params_one).expect("key")).expect("prover");
     let wrong = OneConstraint { xy: Some((Scalar::random(&mut rng), Scalar::random(&mut rng))), wrong: true };
     assert!(matches!(prover_one.prove_with(wrong, r, s), Err(Error::Unsatisfied { constraint: 0, .. })));
     let right = OneConstraint { xy: Some((Scalar::random(&mut rng), Scalar::random(&mut rng))), wrong: false };

@@ -56,7 +56,9 @@ fn no_driver_error_message_says_what_to_install() {
 
 #[test]
 fn ptx_is_chosen_by_compute_capability() {
-    for (major, minor, arch) in [(9, 0, "sm_90"), (10, 0, "sm_90"), (12, 1, "sm_90"), (8, 0, "sm_80"), (8, 6, "sm_80"), (8, 9, "sm_80")] {
+    for (major, minor, arch) in
+        [(9, 0, "sm_90"), (10, 0, "sm_90"), (12, 1, "sm_90"), (8, 0, "sm_80"), (8, 6, "sm_80"), (8, 9, "sm_80")]
+    {
         let chosen = select_ptx(major, minor).unwrap_or_else(|e| panic!("{major}.{minor}: {e}"));
         assert_eq!(chosen.arch, arch, "compute capability {major}.{minor}");
         assert!(chosen.text().unwrap().contains(&format!(".target {arch}")), "{arch} PTX lacks its .target line");
@@ -92,10 +94,7 @@ fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
         assert!(ptx.contains(".entry smoke_add_u32("), "smoke kernel missing from the embedded PTX");
         assert!(!ptx.as_bytes().contains(&0), "PTX must not contain NUL bytes");
         // The H200's driver (CUDA 13.0) loads PTX ISA <= 9.0.
-        let version = ptx
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(".version "))
-            .expect("PTX has a .version line");
+        let version = ptx.lines().find_map(|l| l.trim().strip_prefix(".version ")).expect("PTX has a .version line");
         let (major, minor) = version.split_once('.').expect("x.y");
         let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.trim().parse().unwrap());
         assert!((major, minor) <= (9, 0), "PTX ISA {version} is newer than a CUDA 13.0 driver loads");
@@ -122,7 +121,9 @@ fn embedded_ptx_carries_the_register_caps() {
 
 #[test]
 fn launch_config_1d_covers_every_element() {
-    for (n, block, grid) in [(1, 256, 1), (255, 256, 1), (256, 256, 1), (257, 256, 2), (1 << 20, 256, 4096), (1000, 1, 1000)] {
+    for (n, block, grid) in
+        [(1, 256, 1), (255, 256, 1), (256, 256, 1), (257, 256, 2), (1 << 20, 256, 4096), (1000, 1, 1000)]
+    {
         let cfg = launch_config_1d(n, block);
         assert_eq!(cfg.grid_dim, (grid, 1, 1), "n = {n}, block = {block}");
         assert_eq!(cfg.block_dim, (block, 1, 1));

@@ -4,7 +4,7 @@ mod common;
 
 use std::mem::{align_of, size_of};
 
-use common::field_props::{reinterpret, FieldUnderTest};
+use common::field_props::{FieldUnderTest, reinterpret};
 use ff::Field as _;
 use zkgpu_kernels::field::{Field, Fq, Fq2, Fr};
 

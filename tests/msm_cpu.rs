@@ -16,10 +16,12 @@ use group::Curve as _;
 use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::curve::{Curve, G1, G2};
-use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, Sort, choose_window_bits};
 use zkgpu::msm::cpu::{msm_cpu, msm_model, msm_naive};
+use zkgpu::msm::{Accumulation, MsmConfig, MsmPlan, Sort, choose_window_bits};
 use zkgpu_kernels::field::Fr;
-use zkgpu_kernels::msm::{digit_of_word, digit_word, for_each_digit, rank_overflow, window_count, WindowWidths, MAX_WINDOW_BITS};
+use zkgpu_kernels::msm::{
+    MAX_WINDOW_BITS, WindowWidths, digit_of_word, digit_word, for_each_digit, rank_overflow, window_count,
+};
 
 fn plan(n: usize, c: Option<u32>, chunk: Option<usize>, copies: u32) -> MsmPlan {
     MsmPlan::new(n, &MsmConfig { window_bits: c, chunk, precompute: copies, ..Default::default() }, false).unwrap()
@@ -123,13 +125,16 @@ fn model_indexed_scalars() {
             ("extremes".into(), (0..k).map(|j| if j % 2 == 0 { 0 } else { 49 }).collect()),
         ];
         if k <= 50 {
-            let mut increasing: Vec<u32> = (0..50).filter(|_| rng.next_u32().is_multiple_of(2)).chain(0..50).take(k).collect();
+            let mut increasing: Vec<u32> =
+                (0..50).filter(|_| rng.next_u32().is_multiple_of(2)).chain(0..50).take(k).collect();
             increasing.sort_unstable();
             cases.push(("increasing".into(), increasing));
         }
         for (what, indices) in cases {
             let expected = zkgpu::msm::cpu::msm_indexed_cpu::<G1>(&bases, &scalars, &indices).unwrap();
-            for (c, chunk, copies, seg) in [(None, None, 1, None), (Some(5), Some(7), 1, Some(3)), (Some(6), Some(16), 3, Some(2))] {
+            for (c, chunk, copies, seg) in
+                [(None, None, 1, None), (Some(5), Some(7), 1, Some(3)), (Some(6), Some(16), 3, Some(2))]
+            {
                 let mut p = plan(k, c, chunk, copies);
                 if let Some(seg) = seg {
                     p.seg = seg;
@@ -179,7 +184,10 @@ fn signed_digits_recompose_the_scalar() {
                     for rank in [0, 1, overflow - 1, overflow, overflow + 1, u32::MAX] {
                         let word = digit_word(m, neg, rank, c);
                         let back = (m, neg, rank.min(overflow));
-                        assert!(word != 0 && digit_of_word(word, c) == back, "c = {c}: digit word of {m}, {neg}, rank {rank}");
+                        assert!(
+                            word != 0 && digit_of_word(word, c) == back,
+                            "c = {c}: digit word of {m}, {neg}, rank {rank}"
+                        );
                     }
                     digits[w as usize] = if neg { -(m as i64) } else { m as i64 };
                 });
@@ -219,7 +227,12 @@ fn canonical_limbs(s: &Scalar) -> [u32; 8] {
     let bytes = s.to_repr();
     let mut limbs = [0u32; 8];
     for (i, l) in limbs.iter_mut().enumerate() {
-        *l = u32::from_le_bytes([bytes.as_ref()[4 * i], bytes.as_ref()[4 * i + 1], bytes.as_ref()[4 * i + 2], bytes.as_ref()[4 * i + 3]]);
+        *l = u32::from_le_bytes([
+            bytes.as_ref()[4 * i],
+            bytes.as_ref()[4 * i + 1],
+            bytes.as_ref()[4 * i + 2],
+            bytes.as_ref()[4 * i + 3],
+        ]);
     }
     limbs
 }
@@ -244,7 +257,10 @@ fn cpu_references_agree_and_check_lengths() {
     let scalars = random_scalars(&mut rng, 20);
     assert_eq!(msm_naive::<G2>(&bases, &scalars).unwrap(), msm_cpu::<G2>(&bases, &scalars).unwrap());
     let g = blstrs::G2Projective::from(bases[0]);
-    assert_eq!(msm_naive::<G2>(&bases[..1], &[Scalar::from(5u64)]).unwrap(), (g * Scalar::from(5u64)).to_affine().into());
+    assert_eq!(
+        msm_naive::<G2>(&bases[..1], &[Scalar::from(5u64)]).unwrap(),
+        (g * Scalar::from(5u64)).to_affine().into()
+    );
     for r in [msm_naive::<G2>(&bases[..3], &scalars[..2]), msm_cpu::<G2>(&bases[..3], &scalars[..2])] {
         assert!(matches!(r, Err(Error::LengthMismatch { expected: 2, actual: 3, .. })), "{r:?}");
     }
@@ -279,7 +295,8 @@ fn plan_choices_and_errors() {
     }
     let p = MsmPlan::new(1 << 25, &MsmConfig { scatter_passes: Some(3), ..Default::default() }, false).unwrap();
     assert_eq!(p.scatter_passes, 3);
-    let p = MsmPlan::new(4, &MsmConfig { window_bits: Some(2), scatter_passes: Some(5), ..Default::default() }, false).unwrap();
+    let p = MsmPlan::new(4, &MsmConfig { window_bits: Some(2), scatter_passes: Some(5), ..Default::default() }, false)
+        .unwrap();
     assert_eq!(p.scatter_passes, 2, "at most one pass per bucket");
     // Precomputation makes bucket work cheaper, so the chosen window does not shrink (while there are at least
     // as many windows as copies: 16 copies need c <= 16).
@@ -323,10 +340,15 @@ fn affine_plans_and_the_16_gb_bound() {
 /// first pass drops zero digits).
 #[test]
 fn radix_sort_passes_match_a_stable_sort() {
-    use zkgpu_kernels::msm_sort::{SORT_GRID, SORT_TILE, block_items, model::radix_sort, radix_bits, radix_passes, sort_grid};
+    use zkgpu_kernels::msm_sort::{
+        SORT_GRID, SORT_TILE, block_items, model::radix_sort, radix_bits, radix_passes, sort_grid,
+    };
     let mut rng = seeded_rng("radix_sort_passes_match_a_stable_sort");
     for c in [1, 2, 8, 12, 13, 19, 20, 23, 24] {
-        assert!(radix_bits(c) <= zkgpu_kernels::msm_sort::RADIX_BITS && radix_bits(c) * radix_passes(c) >= c - 1, "c = {c}");
+        assert!(
+            radix_bits(c) <= zkgpu_kernels::msm_sort::RADIX_BITS && radix_bits(c) * radix_passes(c) >= c - 1,
+            "c = {c}"
+        );
         for (len, spread) in [(0, true), (1, true), (4095, true), (4097, false), (40_000, true), (1_100_000, c == 19)] {
             let buckets = 1u32 << (c - 1);
             let keys = if spread { buckets } else { buckets.min(3) };
@@ -378,9 +400,16 @@ fn plans_fit_the_device() {
         let default = MsmPlan::new(n, &MsmConfig::default(), false).unwrap();
         let fitted = MsmPlan::within::<G1>(n, &MsmConfig::default(), false, &limits).unwrap();
         let bytes = fitted.device_bytes::<G1>(false);
-        println!("{gb} GB, 2^{log_n}: default c = {} chunk 2^{} ({:.2} GB); fitted c = {} chunk 2^{} ({:.2} GB of {:.2})",
-            default.window_bits, default.chunk.ilog2(), default.device_bytes::<G1>(false) as f64 / 1e9,
-            fitted.window_bits, fitted.chunk.ilog2(), bytes as f64 / 1e9, limits.memory_bytes as f64 / 1e9);
+        println!(
+            "{gb} GB, 2^{log_n}: default c = {} chunk 2^{} ({:.2} GB); fitted c = {} chunk 2^{} ({:.2} GB of {:.2})",
+            default.window_bits,
+            default.chunk.ilog2(),
+            default.device_bytes::<G1>(false) as f64 / 1e9,
+            fitted.window_bits,
+            fitted.chunk.ilog2(),
+            bytes as f64 / 1e9,
+            limits.memory_bytes as f64 / 1e9
+        );
         assert!(bytes <= limits.memory_bytes, "{gb} GB, 2^{log_n}: {fitted:?} takes {bytes}");
         if default.device_bytes::<G1>(false) <= limits.memory_bytes {
             assert_eq!(fitted.window_bits, default.window_bits, "{gb} GB, 2^{log_n}: the default fits");
@@ -392,9 +421,17 @@ fn plans_fit_the_device() {
         let cost = |p: &MsmPlan| window_cost(n, 1, n.div_ceil(p.chunk), p.window_bits);
         for chunk in [fitted.chunk, fitted.chunk * 2] {
             for c in 2..=22 {
-                let other = MsmPlan::new(n, &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..Default::default() }, false).unwrap();
+                let other = MsmPlan::new(
+                    n,
+                    &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..Default::default() },
+                    false,
+                )
+                .unwrap();
                 if other.device_bytes::<G1>(false) <= limits.memory_bytes {
-                    assert!(cost(&other) >= cost(&fitted), "{gb} GB, 2^{log_n}: c = {c}, chunk {chunk} fits and costs less than {fitted:?}");
+                    assert!(
+                        cost(&other) >= cost(&fitted),
+                        "{gb} GB, 2^{log_n}: c = {c}, chunk {chunk} fits and costs less than {fitted:?}"
+                    );
                 }
             }
         }
@@ -409,13 +446,23 @@ fn plans_fit_the_device() {
     let default = MsmPlan::new(1 << 24, &chunk, false).unwrap();
     let limits = DeviceLimits { memory_bytes: default.device_bytes::<G1>(false) - 1, ..DeviceLimits::UNBOUNDED };
     let p = MsmPlan::within::<G1>(1 << 24, &chunk, false, &limits).unwrap();
-    assert!(p.chunk == 1 << 24 && p.window_bits != default.window_bits && p.device_bytes::<G1>(false) <= limits.memory_bytes, "{p:?}");
+    assert!(
+        p.chunk == 1 << 24
+            && p.window_bits != default.window_bits
+            && p.device_bytes::<G1>(false) <= limits.memory_bytes,
+        "{p:?}"
+    );
     // Nothing fits: OutOfMemory, asking for the smallest plan's bytes.
     let tiny = DeviceLimits { memory_bytes: 1 << 20, total_bytes: 1 << 30, sm_count: 132 };
-    for config in [MsmConfig::default(), c21, MsmConfig { window_bits: Some(22), chunk: Some(1 << 25), ..Default::default() }] {
+    for config in
+        [MsmConfig::default(), c21, MsmConfig { window_bits: Some(22), chunk: Some(1 << 25), ..Default::default() }]
+    {
         match MsmPlan::within::<G1>(1 << 20, &config, true, &tiny) {
             Err(Error::OutOfMemory { requested, free, total }) => {
-                assert!(requested > free && free == 1 << 20 && total == 1 << 30, "{config:?}: {requested} {free} {total}")
+                assert!(
+                    requested > free && free == 1 << 20 && total == 1 << 30,
+                    "{config:?}: {requested} {free} {total}"
+                )
             }
             r => panic!("{config:?} in 1 MiB: {r:?}"),
         }
@@ -424,7 +471,10 @@ fn plans_fit_the_device() {
     assert!(matches!(r, Err(Error::MsmConfig(_))), "configuration errors come first: {r:?}");
     // Half the SMs: twice the entries per accumulate thread and buckets per reduce thread (within the clamps).
     let half = DeviceLimits { sm_count: 66, ..DeviceLimits::UNBOUNDED };
-    let (full, halved) = (MsmPlan::new(1 << 20, &MsmConfig::default(), false).unwrap(), MsmPlan::within::<G1>(1 << 20, &MsmConfig::default(), false, &half).unwrap());
+    let (full, halved) = (
+        MsmPlan::new(1 << 20, &MsmConfig::default(), false).unwrap(),
+        MsmPlan::within::<G1>(1 << 20, &MsmConfig::default(), false, &half).unwrap(),
+    );
     assert_eq!((halved.window_bits, halved.chunk), (full.window_bits, full.chunk));
     assert_eq!((halved.seg, halved.reduce_run), (full.seg * 2, full.reduce_run * 2), "{full:?} against {halved:?}");
     // Precomputed copies: only windows with at least as many windows as copies are chosen.

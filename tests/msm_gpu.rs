@@ -15,8 +15,10 @@ use common::msm_cases::{edge_cases, random_scalars};
 use common::points::distinct_points;
 use common::seeded_rng;
 use rand_core::RngCore;
-use zkgpu::msm::{Accumulation, Bases, Curve, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort, msm, msm_device};
 use zkgpu::msm::cpu::msm_cpu;
+use zkgpu::msm::{
+    Accumulation, Bases, Curve, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort, msm, msm_device,
+};
 use zkgpu::{DeviceSafe, Error, Gpu, PinnedMode};
 
 /// Where one input of a run lives.
@@ -98,8 +100,8 @@ fn check<C: Curve>(
     what: &str,
 ) {
     let n = scalars.len();
-    let (got, plan) =
-        gpu_msm::<C>(gpu, bases, scalars, config, at).unwrap_or_else(|e| panic!("{what}: n = {n}, {config:?}, {at:?}: {e}"));
+    let (got, plan) = gpu_msm::<C>(gpu, bases, scalars, config, at)
+        .unwrap_or_else(|e| panic!("{what}: n = {n}, {config:?}, {at:?}: {e}"));
     assert_eq!(got, *expected, "{what}: n = {n}, {at:?}, plan {plan:?}");
     if let Some(c) = config.window_bits {
         assert_eq!(plan.window_bits, c, "{what}: window bits");
@@ -216,7 +218,8 @@ where
         let at = PLACEMENTS[rng.next_u32() as usize % PLACEMENTS.len()];
         let window_bits = (rng.next_u32().is_multiple_of(3)).then(|| 2 + rng.next_u32() % 15);
         let chunk = (rng.next_u32().is_multiple_of(3)).then(|| 1 + n / 8 + rng.next_u32() as usize % (n + 1));
-        let copies = if precompute && at.0 == Device && rng.next_u32().is_multiple_of(3) { 2 + rng.next_u32() % 3 } else { 0 };
+        let copies =
+            if precompute && at.0 == Device && rng.next_u32().is_multiple_of(3) { 2 + rng.next_u32() % 3 } else { 0 };
         let mut cfg = config(window_bits, chunk, copies);
         if rng.next_u32().is_multiple_of(3) {
             cfg.sort = Sort::Radix;
@@ -336,7 +339,12 @@ where
         let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
         let got = run_on(&gpu, &mut engine, Some(&table), &bases, &scalars, at).unwrap();
         assert_eq!(got, expected, "{at:?}, plan {plan:?} for {} bytes", budget.memory_bytes);
-        assert!(engine.device_bytes() <= budget.memory_bytes, "{at:?}: {} bytes over {}", engine.device_bytes(), budget.memory_bytes);
+        assert!(
+            engine.device_bytes() <= budget.memory_bytes,
+            "{at:?}: {} bytes over {}",
+            engine.device_bytes(),
+            budget.memory_bytes
+        );
     }
 }
 
@@ -438,7 +446,15 @@ where
     for copies in [2, 4, 8] {
         for c in [None, Some(8), Some(16)] {
             for at in [(Device, Device), (Device, Host)] {
-                check::<C>(&gpu, &bases, &scalars, &expected, &config(c, None, copies), at, &format!("{copies} copies, c {c:?}"));
+                check::<C>(
+                    &gpu,
+                    &bases,
+                    &scalars,
+                    &expected,
+                    &config(c, None, copies),
+                    at,
+                    &format!("{copies} copies, c {c:?}"),
+                );
             }
         }
         let cfg = config(Some(10), Some(n / 3), copies);
@@ -531,7 +547,9 @@ where
             for len in [k, k / 2 + 1, 1, 0] {
                 let expected = zkgpu::msm::cpu::msm_indexed_cpu::<C>(&bases, &scalars[..len], &indices[..len]).unwrap();
                 let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len };
-                let got = engine.run(Bases::Device(&table), sparse).unwrap_or_else(|e| panic!("{what}, {copies} copies, len {len}: {e}"));
+                let got = engine
+                    .run(Bases::Device(&table), sparse)
+                    .unwrap_or_else(|e| panic!("{what}, {copies} copies, len {len}: {e}"));
                 assert_eq!(got, expected, "{what} indices, {copies} copies, len {len} of {k}, plan {plan:?}");
             }
         }
@@ -539,20 +557,32 @@ where
         bad[k / 2] = n as u32;
         bad[k - 1] = u32::MAX;
         let d_bad = gpu.upload(&bad).unwrap();
-        let r = engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_bad, len: k });
-        assert!(matches!(r, Err(Error::IndexOutOfRange { count: 2, limit, .. }) if limit == n), "{copies} copies: {r:?}");
+        let r =
+            engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_bad, len: k });
+        assert!(
+            matches!(r, Err(Error::IndexOutOfRange { count: 2, limit, .. }) if limit == n),
+            "{copies} copies: {r:?}"
+        );
         let d_indices = gpu.upload(&random).unwrap();
         let expected = zkgpu::msm::cpu::msm_indexed_cpu::<C>(&bases, &scalars, &random).unwrap();
         let sparse = Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k };
-        assert_eq!(engine.run(Bases::Device(&table), sparse).unwrap(), expected, "{copies} copies: after the index error");
+        assert_eq!(
+            engine.run(Bases::Device(&table), sparse).unwrap(),
+            expected,
+            "{copies} copies: after the index error"
+        );
         let short = gpu.upload(&random[..k - 1]).unwrap();
-        let r = engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &short, len: k });
+        let r =
+            engine.run(Bases::Device(&table), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &short, len: k });
         assert!(matches!(r, Err(Error::LengthMismatch { .. })), "short indices: {r:?}");
     }
     let plan = MsmPlan::new(k, &MsmConfig::default(), true).unwrap();
     let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
     let d_indices = gpu.upload(&random).unwrap();
-    let r = engine.run(Bases::Host(&bases[..k.min(n)]), Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k });
+    let r = engine.run(
+        Bases::Host(&bases[..k.min(n)]),
+        Scalars::DeviceIndexed { scalars: &d_scalars, indices: &d_indices, len: k },
+    );
     assert!(matches!(r, Err(Error::MsmConfig(_))), "host bases with indexed scalars: {r:?}");
 }
 
@@ -584,12 +614,15 @@ where
     let dense = random_scalars(&mut rng, n);
     let sparse = random_scalars(&mut rng, k);
     let indices: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
-    let (d_dense, d_sparse, d_indices) = (gpu.upload(&dense).unwrap(), gpu.upload(&sparse).unwrap(), gpu.upload(&indices).unwrap());
+    let (d_dense, d_sparse, d_indices) =
+        (gpu.upload(&dense).unwrap(), gpu.upload(&sparse).unwrap(), gpu.upload(&indices).unwrap());
     let dense_expected: Vec<_> = bases.iter().map(|b| msm_cpu::<C>(b, &dense).unwrap()).collect();
-    let sparse_expected: Vec<_> = bases.iter().map(|b| zkgpu::msm::cpu::msm_indexed_cpu::<C>(b, &sparse, &indices).unwrap()).collect();
+    let sparse_expected: Vec<_> =
+        bases.iter().map(|b| zkgpu::msm::cpu::msm_indexed_cpu::<C>(b, &sparse, &indices).unwrap()).collect();
     for (chunk, copies) in [(None, 1), (Some(n / 3 + 1), 1), (None, 2), (Some(k / 2 + 1), 2)] {
         let plan = MsmPlan::new(n, &config(None, chunk, copies), false).unwrap();
-        let tables: Vec<MsmBases<C>> = bases.iter().map(|b| MsmBases::<C>::precompute(&gpu, b, &plan).unwrap()).collect();
+        let tables: Vec<MsmBases<C>> =
+            bases.iter().map(|b| MsmBases::<C>::precompute(&gpu, b, &plan).unwrap()).collect();
         let refs: Vec<&MsmBases<C>> = tables.iter().collect();
         let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
         let what = format!("chunk {chunk:?}, {copies} copies");
@@ -660,7 +693,8 @@ where
     for mode in [PinnedMode::WriteCombined, PinnedMode::ReadBack] {
         let pinned_bases = gpu.pin_slice(&bases, mode).unwrap();
         let pinned_scalars = gpu.pin_slice(&scalars, mode).unwrap();
-        let got = msm::<C>(&gpu, &pinned_bases[..], &pinned_scalars[..]).unwrap_or_else(|e| panic!("{mode:?}: msm: {e}"));
+        let got =
+            msm::<C>(&gpu, &pinned_bases[..], &pinned_scalars[..]).unwrap_or_else(|e| panic!("{mode:?}: msm: {e}"));
         assert_eq!(got, expected, "{mode:?}: msm from pinned memory");
         let plan = MsmPlan::new(n, &config(None, Some(n / 4), 0), true).unwrap();
         let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
@@ -850,9 +884,17 @@ where
     assert!(bases == bases_before && scalars == scalars_before, "host inputs changed");
     assert_eq!(gpu.download(&device_scalars).unwrap(), scalars_before, "device scalars changed");
     assert_eq!(engine.run(Bases::Host(&bases), Scalars::Host(&scalars)).unwrap(), expected, "engine after errors");
-    assert_eq!(engine.run(Bases::Device(&table), Scalars::Device(&device_scalars)).unwrap(), expected, "device inputs after errors");
+    assert_eq!(
+        engine.run(Bases::Device(&table), Scalars::Device(&device_scalars)).unwrap(),
+        expected,
+        "device inputs after errors"
+    );
     let half = msm_cpu::<C>(&bases[..n / 2], &scalars[..n / 2]).unwrap();
-    assert_eq!(small.run(Bases::Device(&table), Scalars::Host(&scalars[..n / 2])).unwrap(), half, "small engine after errors");
+    assert_eq!(
+        small.run(Bases::Device(&table), Scalars::Host(&scalars[..n / 2])).unwrap(),
+        half,
+        "small engine after errors"
+    );
     let got = pre_engine.run(Bases::Device(&pre_table), Scalars::Host(&scalars)).unwrap();
     assert_eq!(got, expected, "precomputed engine after errors");
 }
@@ -988,9 +1030,17 @@ fn g1_sort_matches_model() {
     // the ~375 copies of each special scalar.
     for sort in [Sort::Radix, Sort::Counting] {
         for c in [1, 2, 5, 12, 13, 16, 19, 20, 23, 24] {
-            run(MsmConfig { window_bits: Some(c), sort, ..Default::default() }, (Device, Device), &format!("{sort:?}, c = {c}"));
+            run(
+                MsmConfig { window_bits: Some(c), sort, ..Default::default() },
+                (Device, Device),
+                &format!("{sort:?}, c = {c}"),
+            );
         }
-        run(MsmConfig { window_bits: Some(13), sort, ..Default::default() }, (Host, Host), &format!("{sort:?}, host inputs"));
+        run(
+            MsmConfig { window_bits: Some(13), sort, ..Default::default() },
+            (Host, Host),
+            &format!("{sort:?}, host inputs"),
+        );
         let cfg = MsmConfig { window_bits: Some(13), precompute: 3, sort, ..Default::default() };
         run(cfg, (Device, Device), &format!("{sort:?}, 3 copies"));
     }

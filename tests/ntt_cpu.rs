@@ -10,9 +10,9 @@ mod common;
 use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
-use zkgpu::ntt::{self, Buffer, Direction, NttConfig, Order, Step};
-use zkgpu::ntt::cpu as ntt_cpu;
 use zkgpu::Error;
+use zkgpu::ntt::cpu as ntt_cpu;
+use zkgpu::ntt::{self, Buffer, Direction, NttConfig, Order, Step};
 use zkgpu_kernels::field::Fr;
 use zkgpu_kernels::ntt::plan::{emulate_bit_reverse, emulate_pass};
 
@@ -196,7 +196,10 @@ fn folded_permutation_over_batches() {
     for (log_n, batch) in [(11u32, 3usize), (12, 4), (14, 2)] {
         let n = 1usize << log_n;
         let input = random_scalars(&mut rng, n * batch);
-        for cfg in [NttConfig::forward().orders(Order::Natural, Order::Natural), NttConfig::inverse().orders(Order::BitReversed, Order::BitReversed)] {
+        for cfg in [
+            NttConfig::forward().orders(Order::Natural, Order::Natural),
+            NttConfig::inverse().orders(Order::BitReversed, Order::BitReversed),
+        ] {
             let steps = ntt::schedule(log_n, batch, cfg, log_n, true);
             assert!(steps.iter().any(Step::uses_scratch) && !steps.contains(&Step::Permute), "{steps:?}");
             let mut expected = input.clone();
@@ -220,8 +223,16 @@ fn groth16_h_sequence_emulated() {
     for log_n in [1u32, 5, 11] {
         let n = 1usize << log_n;
         let mut prepare = ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, None);
-        prepare.extend(ntt::sweep(log_n, 1, ntt::Sweep::Dit, Direction::Forward, log_n, Some(ntt::ScaleKind::InverseThenCoset)));
-        let prepare_c = ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::InverseN));
+        prepare.extend(ntt::sweep(
+            log_n,
+            1,
+            ntt::Sweep::Dit,
+            Direction::Forward,
+            log_n,
+            Some(ntt::ScaleKind::InverseThenCoset),
+        ));
+        let prepare_c =
+            ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::InverseN));
         let inputs: Vec<Vec<Scalar>> = (0..3).map(|_| random_scalars(&mut rng, n)).collect();
         let mut prepared = Vec::new();
         for (k, input) in inputs.iter().enumerate() {
@@ -240,7 +251,11 @@ fn groth16_h_sequence_emulated() {
         }
         let z_inv = (ntt_cpu::coset_generator().pow_vartime([n as u64]) - Scalar::ONE).invert().unwrap();
         let mut h: Vec<Scalar> = (0..n).map(|i| prepared[0][i] * prepared[1][i] * z_inv).collect();
-        emulate(&mut h, log_n, &ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::CosetInverse)));
+        emulate(
+            &mut h,
+            log_n,
+            &ntt::sweep(log_n, 1, ntt::Sweep::Dif, Direction::Inverse, log_n, Some(ntt::ScaleKind::CosetInverse)),
+        );
         for (x, c) in h.iter_mut().zip(&prepared[2]) {
             *x -= c * z_inv;
         }

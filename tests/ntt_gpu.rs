@@ -8,8 +8,8 @@ mod common;
 use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
-use zkgpu::ntt::{Direction, NttConfig, Order};
 use zkgpu::ntt::cpu as ntt_cpu;
+use zkgpu::ntt::{Direction, NttConfig, Order};
 use zkgpu::{Error, Ntt, PinnedMode};
 
 fn random_scalars(rng: &mut impl RngCore, n: usize) -> Vec<Scalar> {
@@ -100,7 +100,10 @@ fn batches() {
 
 /// NN and RR of `input` (transforms of size n) on the GPU against the reference.
 fn check_nn_and_rr(ntt: &Ntt, input: &[Scalar], n: usize, what: &str) {
-    for cfg in [NttConfig::forward().orders(Order::Natural, Order::Natural), NttConfig::inverse().coset().orders(Order::BitReversed, Order::BitReversed)] {
+    for cfg in [
+        NttConfig::forward().orders(Order::Natural, Order::Natural),
+        NttConfig::inverse().coset().orders(Order::BitReversed, Order::BitReversed),
+    ] {
         let mut expected = input.to_vec();
         ntt_cpu::ntt_batch(&mut expected, n, cfg).unwrap();
         if let Some(i) = first_mismatch(&ntt_on_gpu(ntt, input, n, cfg), &expected) {
@@ -191,10 +194,7 @@ fn bad_shapes_are_typed_errors_and_leave_buffers_unchanged() {
     assert!(matches!(ntt.run(&mut buf, 0, NttConfig::forward()), Err(Error::NttSize { n: 0 })));
     assert!(matches!(ntt.run(&mut buf, 16, NttConfig::forward()), Err(Error::NttBatchShape { len: 24, n: 16 })));
     assert!(matches!(ntt.run(&mut buf, 32, NttConfig::inverse()), Err(Error::NttBatchShape { len: 24, n: 32 })));
-    assert!(matches!(
-        ntt.run(&mut buf, 1usize << 40, NttConfig::forward()),
-        Err(Error::NttTooLarge { log_n: 40, .. })
-    ));
+    assert!(matches!(ntt.run(&mut buf, 1usize << 40, NttConfig::forward()), Err(Error::NttTooLarge { log_n: 40, .. })));
     assert_eq!(gpu.download(&buf).unwrap(), input);
 
     let mut host = input.clone();
@@ -285,13 +285,20 @@ fn groth16_h_building_blocks_compose_to_groth16_h() {
         for v in [&mut da, &mut db] {
             blocks.groth16_h_prepare(v).unwrap();
         }
-        for (v, e, name) in [(&da, &coset[0], "coset evaluations of a"), (&db, &coset[1], "coset evaluations of b"), (&dc, &coset[2], "coefficients of c")] {
+        for (v, e, name) in [
+            (&da, &coset[0], "coset evaluations of a"),
+            (&db, &coset[1], "coset evaluations of b"),
+            (&dc, &coset[2], "coefficients of c"),
+        ] {
             assert!(gpu.download(v).unwrap() == *e, "prepare: {name} at 2^{log_n}");
         }
         blocks.groth16_h_combine(&mut da, &db, &dc).unwrap();
         let h = gpu.download(&da).unwrap();
         assert!(h == expected, "prepare + combine: h at 2^{log_n}");
-        assert!(gpu.download(&db).unwrap() == coset[1] && gpu.download(&dc).unwrap() == coset[2], "combine only reads b and c");
+        assert!(
+            gpu.download(&db).unwrap() == coset[1] && gpu.download(&dc).unwrap() == coset[2],
+            "combine only reads b and c"
+        );
 
         // The same as groth16_h, buffer for buffer.
         let (mut wa, mut wb, mut wc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());
@@ -313,8 +320,13 @@ fn spot_check(log_n: u32, cfgs: &[NttConfig]) {
         let mut ks: Vec<usize> = vec![0, 1, n / 2, n - 1];
         ks.extend((0..12).map(|_| (rng.next_u64() as usize) & (n - 1)));
         let expected: Vec<Scalar> = std::thread::scope(|s| {
-            let handles: Vec<_> =
-                ks.iter().map(|&k| { let input = &input; s.spawn(move || ntt_cpu::output_at(input, cfg, k).unwrap()) }).collect();
+            let handles: Vec<_> = ks
+                .iter()
+                .map(|&k| {
+                    let input = &input;
+                    s.spawn(move || ntt_cpu::output_at(input, cfg, k).unwrap())
+                })
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         for (&k, e) in ks.iter().zip(&expected) {

@@ -16,11 +16,11 @@ use zkgpu::curve::{G1, G2};
 use zkgpu::msm::cpu::msm_naive;
 use zkgpu::ntt::NttConfig;
 use zkgpu::ntt::cpu::{coset_generator, ntt};
-use zkgpu::pipeline::{
-    AssignmentInput, PartitionConfig, PartitionJob, PartitionShape, combine_gpus, pick_engine, split_assignment, split_ranges,
-    tail_plan,
-};
 use zkgpu::pipeline::cpu::{AssignmentQueries, h_coefficients, partition_cpu};
+use zkgpu::pipeline::{
+    AssignmentInput, PartitionConfig, PartitionJob, PartitionShape, combine_gpus, pick_engine, split_assignment,
+    split_ranges, tail_plan,
+};
 use zkgpu::profile::{Phase, PhaseKind, PhaseReport, gbps, union_ms};
 
 // ---------------------------------------------------------------------------------------------------------
@@ -46,21 +46,30 @@ fn shape_check_names_the_bad_input() {
         h_out: None,
     };
     shape.check(&good(&v16, &v16, &v16)).unwrap();
-    assert!(matches!(shape.check(&good(&v8, &v16, &v16)), Err(Error::LengthMismatch { what: "partition a", expected: 16, actual: 8 })));
+    assert!(matches!(
+        shape.check(&good(&v8, &v16, &v16)),
+        Err(Error::LengthMismatch { what: "partition a", expected: 16, actual: 8 })
+    ));
     assert!(matches!(shape.check(&good(&v16, &v12, &v16)), Err(Error::NttSize { n: 12 })));
     assert!(matches!(shape.check(&good(&v16, &v16, &v8)), Err(Error::LengthMismatch { what: "partition c", .. })));
     assert!(matches!(shape.check(&good(&v16, &v16, &[])), Err(Error::NttSize { n: 0 })));
 
     let mut job = good(&v16, &v16, &v16);
     job.assignments.pop();
-    assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { what: "partition assignments", expected: 2, actual: 1 })));
+    assert!(matches!(
+        shape.check(&job),
+        Err(Error::LengthMismatch { what: "partition assignments", expected: 2, actual: 1 })
+    ));
     // A tail longer than its assignment, indices that do not pair with the tail.
     let mut job = good(&v16, &v16, &v16);
     job.assignments[1] = AssignmentInput { tail: &t40[..8], tail_index: &i40[..8], ones: &o7 };
     assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { expected: 7, actual: 8, .. })));
     let mut job = good(&v16, &v16, &v16);
     job.assignments[0].tail_index = &i40[..11];
-    assert!(matches!(shape.check(&job), Err(Error::LengthMismatch { what: "partition assignment tail_index", expected: 12, actual: 11 })));
+    assert!(matches!(
+        shape.check(&job),
+        Err(Error::LengthMismatch { what: "partition assignment tail_index", expected: 12, actual: 11 })
+    ));
     // Full-length and empty tails are fine.
     let mut job = good(&v16, &v16, &v16);
     job.assignments[0] = AssignmentInput { tail: &t40, tail_index: &i40, ones: &o40 };
@@ -90,12 +99,19 @@ fn split_assignment_separates_ones_and_tail() {
         let mut ones = vec![u32::MAX; m.div_ceil(32)];
         let (mut tail, mut tail_index) = (vec![Scalar::ONE; m], vec![u32::MAX; m]);
         let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index).unwrap();
-        let expected: Vec<(u32, Scalar)> =
-            values.iter().enumerate().filter(|(_, v)| **v != Scalar::ZERO && **v != Scalar::ONE).map(|(i, v)| (i as u32, *v)).collect();
+        let expected: Vec<(u32, Scalar)> = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != Scalar::ZERO && **v != Scalar::ONE)
+            .map(|(i, v)| (i as u32, *v))
+            .collect();
         assert_eq!(k, expected.len(), "m = {m}: tail length");
         let got: Vec<(u32, Scalar)> = tail_index[..k].iter().copied().zip(tail[..k].iter().copied()).collect();
         assert_eq!(got, expected, "m = {m}: the tail and its positions, in order");
-        assert!(tail[k..].iter().all(|s| *s == Scalar::ONE) && tail_index[k..].iter().all(|&i| i == u32::MAX), "m = {m}: room past k untouched");
+        assert!(
+            tail[k..].iter().all(|s| *s == Scalar::ONE) && tail_index[k..].iter().all(|&i| i == u32::MAX),
+            "m = {m}: room past k untouched"
+        );
         for (i, v) in values.iter().enumerate() {
             let bit = (ones[i / 32] >> (i % 32)) & 1 == 1;
             assert_eq!(bit, *v == Scalar::ONE, "m = {m}, bit {i}");
@@ -111,7 +127,10 @@ fn split_assignment_separates_ones_and_tail() {
     let values: Vec<Scalar> = (0..40u64).map(Scalar::from).collect(); // 38 tail values
     let mut ones = vec![7u32; 1];
     let (mut tail, mut tail_index) = (vec![Scalar::ONE; 40], vec![9u32; 40]);
-    assert!(matches!(split_assignment(&values, &mut ones, &mut tail, &mut tail_index), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(
+        split_assignment(&values, &mut ones, &mut tail, &mut tail_index),
+        Err(Error::LengthMismatch { .. })
+    ));
     let mut ones = vec![7u32; 2];
     let mut short = vec![Scalar::ONE; 37];
     let r = split_assignment(&values, &mut ones, &mut short, &mut tail_index);
@@ -120,7 +139,9 @@ fn split_assignment_separates_ones_and_tail() {
     let r = split_assignment(&values, &mut ones, &mut tail, &mut short_index);
     assert!(matches!(r, Err(Error::LengthMismatch { what: "split_assignment tail_index", .. })), "{r:?}");
     assert_eq!(ones, vec![7, 7]);
-    assert!(short.iter().chain(&tail).all(|s| *s == Scalar::ONE) && tail_index.iter().chain(&short_index).all(|&i| i == 9));
+    assert!(
+        short.iter().chain(&tail).all(|s| *s == Scalar::ONE) && tail_index.iter().chain(&short_index).all(|&i| i == 9)
+    );
 }
 
 #[test]
@@ -129,8 +150,11 @@ fn tail_plan_is_sized_for_the_sparse_tail() {
     let sparse = tail_plan(1 << 20, &config).unwrap();
     let dense = tail_plan(1 << 20, &PartitionConfig { tail_fraction: 1.0, ..config }).unwrap();
     assert!(sparse.window_bits <= dense.window_bits, "{sparse:?} vs {dense:?}");
-    let fixed = tail_plan(1 << 20, &PartitionConfig { tail_msm: zkgpu::msm::MsmConfig { window_bits: Some(9), ..Default::default() }, ..config })
-        .unwrap();
+    let fixed = tail_plan(
+        1 << 20,
+        &PartitionConfig { tail_msm: zkgpu::msm::MsmConfig { window_bits: Some(9), ..Default::default() }, ..config },
+    )
+    .unwrap();
     assert_eq!(fixed.window_bits, 9);
     assert_eq!(sparse.n, 1 << 20);
 }
@@ -329,7 +353,10 @@ fn reference_job_equals_the_obvious_sums() {
     let q2: Vec<G2Affine> = distinct_points::<TestG2>(&mut rng, lens[1]);
     let g1_refs: Vec<&[G1Affine]> = q1.iter().map(Vec::as_slice).collect();
     let g2_refs: Vec<&[G2Affine]> = vec![&q2];
-    let queries = [AssignmentQueries { len: lens[0], g1: &g1_refs, g2: &[] }, AssignmentQueries { len: lens[1], g1: &[], g2: &g2_refs }];
+    let queries = [
+        AssignmentQueries { len: lens[0], g1: &g1_refs, g2: &[] },
+        AssignmentQueries { len: lens[1], g1: &[], g2: &g2_refs },
+    ];
     let job = data.job();
     let (results, h) = partition_cpu(&h_bases, &queries, &job).unwrap();
 

@@ -16,13 +16,13 @@ use common::seeded_rng;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use zkgpu::curve::{G1, G2};
-use zkgpu::msm::{MsmConfig, msm};
 use zkgpu::msm::cpu::msm_cpu;
-use zkgpu::pipeline::{
-    AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, ProverPool, SplitMsm,
-    StreamMode, msm_multi_gpu,
-};
+use zkgpu::msm::{MsmConfig, msm};
 use zkgpu::pipeline::cpu::{AssignmentQueries, partition_cpu};
+use zkgpu::pipeline::{
+    AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, ProverPool,
+    SplitMsm, StreamMode, msm_multi_gpu,
+};
 use zkgpu::profile::PhaseKind;
 use zkgpu::{Error, Gpu, PinnedBuffer, PinnedMode, PinnedPool};
 
@@ -151,14 +151,27 @@ fn job_matches_the_reference() {
         assert!(h_out[..] == expected_h[..], "h at 2^{log_n}");
 
         let r = &out.report;
-        let uploaded = 3 * n * 32 + data.assignments.iter().map(|d| d.tail.len() * 36 + d.values.len().div_ceil(32) * 4).sum::<usize>();
+        let uploaded = 3 * n * 32
+            + data.assignments.iter().map(|d| d.tail.len() * 36 + d.values.len().div_ceil(32) * 4).sum::<usize>();
         assert_eq!(r.h2d_bytes, uploaded, "every upload is a phase");
         assert!(r.d2h_bytes >= n * 32, "h and the results are downloads");
         assert!(r.wall_ms > 0.0 && r.kernel_ms > 0.0 && r.gpu_busy > 0.0 && r.gpu_busy <= 1.0, "{r:?}");
         assert!(r.h2d_gbps > 0.0);
         for name in [
-            "h2d.a", "h2d.b", "h2d.c", "h2d.tail0", "h2d.tail_index0", "h2d.ones0", "ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.combine", "msm.h",
-            "batch_add.0.g1", "msm.tail.0.g1", "d2h.h",
+            "h2d.a",
+            "h2d.b",
+            "h2d.c",
+            "h2d.tail0",
+            "h2d.tail_index0",
+            "h2d.ones0",
+            "ntt.h.a",
+            "ntt.h.b",
+            "ntt.h.c",
+            "ntt.h.combine",
+            "msm.h",
+            "batch_add.0.g1",
+            "msm.tail.0.g1",
+            "d2h.h",
         ] {
             assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing: {:?}", r.phases);
         }
@@ -207,9 +220,14 @@ fn jobs_in_flight(config: PartitionConfig, name: &str) {
         let out = engine.finish(tickets[k].take().unwrap()).unwrap();
         assert_eq!(out.results, host.reference(&data[k]).0, "{name}: job {k}");
         // Whatever the streams, each vector's transforms are one phase that starts after its own upload.
-        let phase = |p: &str| out.report.phases.iter().find(|q| q.name == p).unwrap_or_else(|| panic!("{name}: job {k}: no {p}"));
+        let phase = |p: &str| {
+            out.report.phases.iter().find(|q| q.name == p).unwrap_or_else(|| panic!("{name}: job {k}: no {p}"))
+        };
         for v in ["a", "b", "c"] {
-            assert!(phase(&format!("ntt.h.{v}")).start_ms >= phase(&format!("h2d.{v}")).end_ms - 1e-3, "{name}: job {k}: ntt.h.{v}");
+            assert!(
+                phase(&format!("ntt.h.{v}")).start_ms >= phase(&format!("h2d.{v}")).end_ms - 1e-3,
+                "{name}: job {k}: ntt.h.{v}"
+            );
         }
         assert!(phase("ntt.h.combine").start_ms >= phase("ntt.h.c").end_ms - 1e-3, "{name}: job {k}");
     }
@@ -228,7 +246,8 @@ fn several_jobs_in_flight_two_streams() {
 #[ignore = "needs a CUDA GPU"]
 fn several_jobs_in_flight_affine_msms() {
     let _memory = shared_device_memory();
-    let affine = zkgpu::msm::MsmConfig { accumulation: zkgpu::msm::Accumulation::Affine { rounds: None }, ..Default::default() };
+    let affine =
+        zkgpu::msm::MsmConfig { accumulation: zkgpu::msm::Accumulation::Affine { rounds: None }, ..Default::default() };
     let config = PartitionConfig { h_msm: affine, tail_msm: affine, ..Default::default() };
     jobs_in_flight(config, "several_jobs_in_flight_affine_msms");
 }
@@ -251,7 +270,13 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
     let host = host_srs(&mut rng, n, false);
     let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
     let data = job_data(&mut rng, n, &host.lens, false);
-    let before = (data.a.clone(), data.b.clone(), data.c.clone(), data.assignments[0].tail.clone(), data.assignments[0].ones.clone());
+    let before = (
+        data.a.clone(),
+        data.b.clone(),
+        data.c.clone(),
+        data.assignments[0].tail.clone(),
+        data.assignments[0].ones.clone(),
+    );
     // A job in flight while the bad ones are refused.
     let running = engine.start(data.job()).unwrap();
 
@@ -285,7 +310,16 @@ fn bad_input_is_a_typed_error_and_changes_nothing() {
     assert_eq!(other.finish(foreign.clone()).unwrap().results, host.reference(&data).0);
     assert!(matches!(other.finish(foreign), Err(Error::Pipeline(_))), "a ticket redeemed twice");
 
-    assert_eq!(before, (data.a.clone(), data.b.clone(), data.c.clone(), data.assignments[0].tail.clone(), data.assignments[0].ones.clone()));
+    assert_eq!(
+        before,
+        (
+            data.a.clone(),
+            data.b.clone(),
+            data.c.clone(),
+            data.assignments[0].tail.clone(),
+            data.assignments[0].ones.clone()
+        )
+    );
     assert_eq!(engine.in_flight(), 1, "refused jobs are not in flight");
     let expected = host.reference(&data).0;
     assert_eq!(engine.finish(running).unwrap().results, expected);
@@ -349,7 +383,10 @@ fn device_oom_is_typed_and_frees_everything() {
     gpu.synchronize().unwrap();
     let (free_after, _) = gpu.memory_info().unwrap();
     // The failed engine held most of the device; a leak would be gigabytes, the slack is the driver's.
-    assert!(free_after + (64 << 20) >= free_before, "device memory leaked: {free_before} free before, {free_after} after");
+    assert!(
+        free_after + (64 << 20) >= free_before,
+        "device memory leaked: {free_before} free before, {free_after} after"
+    );
     // The context is still usable.
     let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
     let data = job_data(&mut rng, n, &host.lens, true);
@@ -375,7 +412,11 @@ fn split_equals_one_gpu(gpus: &[Gpu], name: &str) {
     let n = 5000;
     let bases = distinct_points::<TestG2>(&mut rng, n);
     let scalars = random_scalars(&mut rng, n);
-    assert_eq!(msm_multi_gpu::<G2>(gpus, &bases, &scalars).unwrap(), msm_cpu::<G2>(&bases, &scalars).unwrap(), "{name}: G2");
+    assert_eq!(
+        msm_multi_gpu::<G2>(gpus, &bases, &scalars).unwrap(),
+        msm_cpu::<G2>(&bases, &scalars).unwrap(),
+        "{name}: G2"
+    );
 }
 
 #[test]
@@ -410,7 +451,8 @@ fn prover_pool_spreads_jobs() {
     let mut rng = seeded_rng("prover_pool_spreads_jobs");
     let n = 1 << 11;
     let host = host_srs(&mut rng, n, true);
-    let engines = gpus.iter().map(|g| PartitionEngine::new(g, host.upload(g), PartitionConfig::default()).unwrap()).collect();
+    let engines =
+        gpus.iter().map(|g| PartitionEngine::new(g, host.upload(g), PartitionConfig::default()).unwrap()).collect();
     let mut pool = ProverPool::new(engines).unwrap();
     let data: Vec<JobData> = (0..6).map(|_| job_data(&mut rng, n, &host.lens, false)).collect();
     let mut tickets = Vec::new();

@@ -26,7 +26,9 @@ pub mod cpu;
 use std::marker::PhantomData;
 
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::batch_add::{AFFINE_LEVEL_BLOCK, FINISH_BLOCK, QUAD, WINDOW, affine_level_shared_bytes, quad_shared_bytes};
+use zkgpu_kernels::batch_add::{
+    AFFINE_LEVEL_BLOCK, FINISH_BLOCK, QUAD, WINDOW, affine_level_shared_bytes, quad_shared_bytes,
+};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
@@ -196,7 +198,10 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Device memory this adder holds now: lane sums, reduction levels, affine levels, the bitmap compaction
     /// (once a bitmap call allocated it) and the result buffers.
     pub fn device_bytes(&self) -> usize {
-        let selection = self.selection.as_ref().map_or(0, |s| s.chunk_counts.byte_len() + s.totals.byte_len() + s.indices.byte_len());
+        let selection = self
+            .selection
+            .as_ref()
+            .map_or(0, |s| s.chunk_counts.byte_len() + s.totals.byte_len() + s.indices.byte_len());
         self.lane_sums.byte_len()
             + self.sums.device_bytes()
             + self.levels.iter().map(DeviceBuffer::byte_len).sum::<usize>()
@@ -227,7 +232,11 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Queues the sums of each table in `tables` (each holding the point count given to [`BatchAdder::new`],
     /// all under the same `bitmap` when given); [`BatchAdder::sums`] returns them table after table. Under a
     /// bitmap the affine method compacts it once for all tables. Checks every table before queueing anything.
-    pub fn enqueue_tables(&mut self, tables: &[&DeviceBuffer<C::Affine>], bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
+    pub fn enqueue_tables(
+        &mut self,
+        tables: &[&DeviceBuffer<C::Affine>],
+        bitmap: Option<&DeviceBuffer<u32>>,
+    ) -> Result<()> {
         let total = self.host_offsets[self.host_offsets.len() - 1];
         if let Some(short) = tables.iter().find(|t| t.len() < total) {
             return Err(Error::LengthMismatch { what: "batch_add points", expected: total, actual: short.len() });
@@ -260,7 +269,12 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     }
 
     /// Per-thread XYZZ sums of every set of `points` (under `bitmap`), reduced into `outs[table]`.
-    fn enqueue_xyzz(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>, table: usize) -> Result<()> {
+    fn enqueue_xyzz(
+        &mut self,
+        points: &DeviceBuffer<C::Affine>,
+        bitmap: Option<&DeviceBuffer<u32>>,
+        table: usize,
+    ) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let sets = (self.host_offsets.len() - 1) as u32;
         let null = 0u64;
@@ -421,13 +435,18 @@ impl Selection {
     /// their count `m` and `[0, ceil(m / 2^levels)]` into `totals`.
     fn enqueue(&mut self, gpu: &Gpu, bits: &cudarc::driver::CudaView<'_, u8>, len: usize, levels: u32) -> Result<()> {
         if len > self.indices.len() {
-            return Err(Error::LengthMismatch { what: "bitmap compaction (bits)", expected: self.indices.len(), actual: len });
+            return Err(Error::LengthMismatch {
+                what: "bitmap compaction (bits)",
+                expected: self.indices.len(),
+                actual: len,
+            });
         }
         let stream = gpu.stream().clone();
         let len32 = len as u32;
         let chunks = len.div_ceil(32).div_ceil(CHUNK_WORDS).max(1) as u32;
         stream.memset_zeros(self.chunk_counts.raw_mut())?;
-        let chunk_cfg = LaunchConfig { grid_dim: (chunks, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
+        let chunk_cfg =
+            LaunchConfig { grid_dim: (chunks, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
         let mut launch = stream.launch_builder(&self.count);
         launch.arg(bits).arg(&len32).arg(self.chunk_counts.raw_mut());
         // SAFETY: batch_add_count_chunks: one block per chunk of 1024 words of the len-bit bitmap view (it
@@ -438,7 +457,9 @@ impl Selection {
         launch.arg(self.chunk_counts.raw()).arg(&chunks).arg(&levels).arg(self.totals.raw_mut());
         // SAFETY: batch_add_selected_totals: one block of 256 threads with 256 u32 of shared memory;
         // chunk_counts holds `chunks` counts, totals three words.
-        unsafe { launch.launch(LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
+        unsafe {
+            launch.launch(LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg })
+        }?;
         let mut launch = stream.launch_builder(&self.compact);
         launch.arg(bits).arg(&len32).arg(self.chunk_counts.raw()).arg(self.indices.raw_mut());
         // SAFETY: batch_add_compact_indices: the count's grid; chunk_counts holds its totals, whose sum is at
@@ -492,17 +513,27 @@ impl<C: Curve> XyzzSetSum<C> {
     }
 
     /// Queues the sums of `input` (`per_set · out.len()` XYZZ points, `per_set <= max_per_set`) into `out`.
-    pub(crate) fn enqueue(&mut self, input: &DeviceBuffer<u8>, per_set: u32, out: &mut DeviceBuffer<C::Projective>) -> Result<()> {
+    pub(crate) fn enqueue(
+        &mut self,
+        input: &DeviceBuffer<u8>,
+        per_set: u32,
+        out: &mut DeviceBuffer<C::Projective>,
+    ) -> Result<()> {
         let sets = out.len();
-        if sets > self.sets || per_set as usize > self.max_per_set || input.len() < per_set as usize * sets * C::XYZZ_BYTES {
+        if sets > self.sets
+            || per_set as usize > self.max_per_set
+            || input.len() < per_set as usize * sets * C::XYZZ_BYTES
+        {
             return Err(Error::InvalidSets(format!("{sets} sets of {per_set} points exceed the prepared sums")));
         }
         if sets == 0 {
             return Ok(());
         }
         let stream = self.gpu_stream.clone();
-        let (reduce_shared, finish_shared) =
-            (quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4) as u32, quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4) as u32);
+        let (reduce_shared, finish_shared) = (
+            quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4) as u32,
+            quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4) as u32,
+        );
         let sets32 = sets as u32;
         let mut per_set = per_set;
         let mut from: Option<usize> = None; // None: the input; Some(i): levels[i]
@@ -528,11 +559,8 @@ impl<C: Curve> XyzzSetSum<C> {
             per_set = out_per_set;
             from = Some(to);
         }
-        let cfg = LaunchConfig {
-            grid_dim: (1, sets32, 1),
-            block_dim: (FINISH_BLOCK, 1, 1),
-            shared_mem_bytes: finish_shared,
-        };
+        let cfg =
+            LaunchConfig { grid_dim: (1, sets32, 1), block_dim: (FINISH_BLOCK, 1, 1), shared_mem_bytes: finish_shared };
         let src = match from {
             None => input.raw(),
             Some(i) => self.levels[i].raw(),

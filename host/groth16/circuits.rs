@@ -31,7 +31,8 @@ impl Sha256Chain {
 
 impl Circuit<Scalar> for Sha256Chain {
     fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        const IV: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+        const IV: [u32; 8] =
+            [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
         let mut state: Vec<UInt32> = IV.iter().map(|&v| UInt32::constant(v)).collect();
         for block in 0..self.blocks {
             let bits = (0..512)
@@ -61,7 +62,10 @@ pub struct PowerRounds {
 
 impl PowerRounds {
     pub fn random(rounds: usize, rng: &mut impl RngCore) -> Self {
-        PowerRounds { x: Some(Scalar::random(&mut *rng)), constants: (0..rounds).map(|_| Scalar::random(&mut *rng)).collect() }
+        PowerRounds {
+            x: Some(Scalar::random(&mut *rng)),
+            constants: (0..rounds).map(|_| Scalar::random(&mut *rng)).collect(),
+        }
     }
     /// The same rounds without the witness.
     pub fn blank(&self) -> Self {
@@ -90,7 +94,6 @@ impl Circuit<Scalar> for PowerRounds {
         x.inputize(cs.namespace(|| "result"))
     }
 }
-
 
 /// The public inputs (without "one") of a circuit: what a verifier is given. Recorded by a constraint system
 /// that keeps nothing else, independent of the prover's synthesis (tests and benchmarks check proofs
@@ -137,4 +140,3 @@ pub fn public_inputs<C: Circuit<Scalar>>(circuit: C) -> crate::Result<Vec<Scalar
     circuit.synthesize(&mut cs).map_err(|e| crate::Error::Synthesis(e.to_string()))?;
     Ok(cs.0)
 }
-

@@ -43,7 +43,8 @@ pub(crate) struct QuerySums {
 
 /// The proof from the query sums and the blinding factors `r`, `s`.
 pub(crate) fn assemble(vk: &VerifyingKey<Bls12>, q: &QuerySums, r: Scalar, s: Scalar) -> Proof<Bls12> {
-    let (alpha, beta, delta) = (G1Projective::from(vk.alpha_g1), G1Projective::from(vk.beta_g1), G1Projective::from(vk.delta_g1));
+    let (alpha, beta, delta) =
+        (G1Projective::from(vk.alpha_g1), G1Projective::from(vk.beta_g1), G1Projective::from(vk.delta_g1));
     let g_a = delta * r + alpha + q.a;
     let g_b = G2Projective::from(vk.delta_g2) * s + G2Projective::from(vk.beta_g2) + q.b_g2;
     let g_c = q.a * s + q.b_g1 * r + delta * (r * s) + alpha * s + beta * r + q.h + q.l;

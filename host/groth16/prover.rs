@@ -30,7 +30,8 @@ use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::pinned::{PinnedBuffer, PinnedMode, PinnedPool};
 use crate::pipeline::{
-    AssignmentInput, AssignmentOutput, JobTicket, PartitionConfig, PartitionEngine, PartitionJob, PartitionSrs, split_assignment,
+    AssignmentInput, AssignmentOutput, JobTicket, PartitionConfig, PartitionEngine, PartitionJob, PartitionSrs,
+    split_assignment,
 };
 use crate::profile::PhaseReport;
 
@@ -91,7 +92,15 @@ impl Layout {
             Some((g, *count - 1))
         };
         let (l, a, b_g1, b_g2) = (slot(Select::All, false), slot(sel_a, false), slot(sel_b, false), slot(sel_b, true));
-        Layout { a_aux: da.clone(), b_aux: db.clone(), groups: groups.into_iter().map(|g| g.0).collect(), l, a, b_g1, b_g2 }
+        Layout {
+            a_aux: da.clone(),
+            b_aux: db.clone(),
+            groups: groups.into_iter().map(|g| g.0).collect(),
+            l,
+            a,
+            b_g1,
+            b_g2,
+        }
     }
 
     fn matches<S: DerefMut<Target = [Scalar]>>(&self, w: &Witness<S>) -> bool {
@@ -164,7 +173,12 @@ impl<'g> Groth16Prover<'g> {
 
     /// As [`Groth16Prover::new`], with the engine's configuration and a cap on the pinned host memory held
     /// for witnesses and splits (`None`: no cap; a witness of a 2^k domain pins `3·32·2^k` bytes).
-    pub fn with_config(gpu: &'g Gpu, key: ProvingKey, config: PartitionConfig, pinned_limit: Option<usize>) -> Result<Self> {
+    pub fn with_config(
+        gpu: &'g Gpu,
+        key: ProvingKey,
+        config: PartitionConfig,
+        pinned_limit: Option<usize>,
+    ) -> Result<Self> {
         let pool = PinnedPool::new(gpu, PinnedMode::WriteCombined, pinned_limit);
         Ok(Groth16Prover { gpu, key, config, pool, engine: None, generations: 0, auto_tail: false })
     }
@@ -222,7 +236,12 @@ impl<'g> Groth16Prover<'g> {
 
     /// [`Groth16Prover::prove_batch_with`], with each proof's report (its synthesis, and its GPU job's
     /// phases: the batch's GPU busy time is the sum of the jobs' kernel time over the batch's wall time).
-    pub fn prove_batch_reports<C>(&mut self, circuits: Vec<C>, r: &[Scalar], s: &[Scalar]) -> Result<Vec<(Proof<Bls12>, ProofReport)>>
+    pub fn prove_batch_reports<C>(
+        &mut self,
+        circuits: Vec<C>,
+        r: &[Scalar],
+        s: &[Scalar],
+    ) -> Result<Vec<(Proof<Bls12>, ProofReport)>>
     where
         C: Circuit<Scalar> + Send,
     {
@@ -289,7 +308,12 @@ impl<'g> Groth16Prover<'g> {
     /// Starts proving a synthesized witness: checks it against the key, splits its assignments, queues its
     /// uploads and GPU work and sums the public inputs' terms on the CPU meanwhile. Returns once the uploads
     /// are done (the witness's buffers go back to the pool). On error nothing is queued.
-    pub fn start<S: DerefMut<Target = [Scalar]>>(&mut self, w: Witness<S>, r: Scalar, s: Scalar) -> Result<ProofTicket> {
+    pub fn start<S: DerefMut<Target = [Scalar]>>(
+        &mut self,
+        w: Witness<S>,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<ProofTicket> {
         let started = Instant::now();
         let span = tracing::info_span!("zkgpu.groth16.start", domain = w.domain(), aux = w.aux.len());
         let _entered = span.enter();
@@ -320,8 +344,10 @@ impl<'g> Groth16Prover<'g> {
             let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index)?;
             splits.push((ones, tail, tail_index, k));
         }
-        let assignments =
-            splits.iter().map(|(ones, t, ix, k)| AssignmentInput { tail: &t[..*k], tail_index: &ix[..*k], ones }).collect();
+        let assignments = splits
+            .iter()
+            .map(|(ones, t, ix, k)| AssignmentInput { tail: &t[..*k], tail_index: &ix[..*k], ones })
+            .collect();
         let job = engine.engine.start(PartitionJob { a: &w.a, b: &w.b, c: &w.c, assignments, h_out: None })?;
         let generation = engine.generation;
         let inputs = input_sums(&q, &w)?;
@@ -418,7 +444,11 @@ fn group_queries<'k>(layout: &Layout, g: usize, q: &Queries<'k>) -> (Vec<&'k [G1
 }
 
 /// The sum at `slot` (the identity for none) among the G1 or G2 results `pick` takes from an assignment.
-fn slot_sum<P: Copy + Group>(assignments: &[AssignmentOutput], slot: Slot, pick: impl Fn(&AssignmentOutput) -> &[P]) -> Result<P> {
+fn slot_sum<P: Copy + Group>(
+    assignments: &[AssignmentOutput],
+    slot: Slot,
+    pick: impl Fn(&AssignmentOutput) -> &[P],
+) -> Result<P> {
     let Some((g, i)) = slot else { return Ok(P::identity()) };
     assignments
         .get(g)

@@ -61,7 +61,12 @@ pub fn msm_model<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], plan: &MsmPl
 
 /// [`msm_model`] for sparse scalars: scalar `j` multiplies `bases[indices[j]]`, as
 /// [`crate::msm::Scalars::DeviceIndexed`] runs on the GPU. Errors as [`msm_indexed_cpu`].
-pub fn msm_model_indexed<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: &[u32], plan: &MsmPlan) -> Result<C::Projective> {
+pub fn msm_model_indexed<C: Curve>(
+    bases: &[C::Affine],
+    scalars: &[Scalar],
+    indices: &[u32],
+    plan: &MsmPlan,
+) -> Result<C::Projective> {
     gather::<C>(bases, scalars, indices)?;
     model_run::<C>(bases, scalars, Some(indices), plan)
 }
@@ -70,7 +75,12 @@ pub fn msm_model_indexed<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indi
 /// virtual window, in the radix sort's order (`zkgpu_kernels::msm::model::sorted_windows`). `stride` is the
 /// table's row length (device bases: the table's `n`; host bases: the chunk's length); base `i` of the chunk
 /// (or `indices[i]`) must be below it.
-pub fn sorted_chunk_model(scalars: &[Scalar], indices: Option<&[u32]>, plan: &MsmPlan, stride: usize) -> Vec<(Vec<u32>, Vec<u32>)> {
+pub fn sorted_chunk_model(
+    scalars: &[Scalar],
+    indices: Option<&[u32]>,
+    plan: &MsmPlan,
+    stride: usize,
+) -> Vec<(Vec<u32>, Vec<u32>)> {
     let len = scalars.len().min(plan.chunk);
     // SAFETY (layout): as in model_run.
     let frs: &[Fr] = unsafe { std::slice::from_raw_parts(scalars.as_ptr().cast(), len) };
@@ -84,7 +94,12 @@ pub fn sorted_chunk_model(scalars: &[Scalar], indices: Option<&[u32]>, plan: &Ms
     model::sorted_windows(frs, indices, 0, layout)
 }
 
-fn model_run<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], indices: Option<&[u32]>, plan: &MsmPlan) -> Result<C::Projective> {
+fn model_run<C: Curve>(
+    bases: &[C::Affine],
+    scalars: &[Scalar],
+    indices: Option<&[u32]>,
+    plan: &MsmPlan,
+) -> Result<C::Projective> {
     let table = model::precompute(C::as_kernel_affine(bases), plan.window_bits, plan.copies);
     // SAFETY (layout): blstrs::Scalar is repr(transparent) over blst_fr, 4 little-endian u64 limbs in
     // Montgomery form; Fr is 8 little-endian u32 limbs, same bytes and alignment (tests/layout.rs).

@@ -222,7 +222,11 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// lengths.
     pub fn enqueue_tables(&mut self, tables: &[&MsmBases<C>], scalars: Scalars<'_>) -> Result<()> {
         if let Some(t) = tables.iter().find(|t| t.n != tables[0].n) {
-            return Err(Error::LengthMismatch { what: "msm tables (all the same length)", expected: tables[0].n, actual: t.n });
+            return Err(Error::LengthMismatch {
+                what: "msm tables (all the same length)",
+                expected: tables[0].n,
+                actual: t.n,
+            });
         }
         let bases: Vec<Bases<'_, C>> = tables.iter().map(|t| Bases::Device(t)).collect();
         self.enqueue_on(&bases, scalars)
@@ -232,7 +236,13 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// a time).
     pub(super) fn enqueue_on(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
         let n = scalars.len();
-        let span = tracing::info_span!("zkgpu.msm.enqueue", curve = C::NAME, n, c = self.plan.window_bits, tables = bases.len());
+        let span = tracing::info_span!(
+            "zkgpu.msm.enqueue",
+            curve = C::NAME,
+            n,
+            c = self.plan.window_bits,
+            tables = bases.len()
+        );
         let _entered = span.enter();
         if self.pending.is_some() {
             return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
@@ -272,7 +282,9 @@ impl<'g, C: Curve> Msm<'g, C> {
         let mut sums = self.finish_tables()?;
         match (sums.pop(), sums.is_empty()) {
             (Some(sum), true) => Ok(sum),
-            _ => Err(Error::MsmConfig("Msm::finish after enqueue_tables of other than one table (use finish_tables)".into())),
+            _ => Err(Error::MsmConfig(
+                "Msm::finish after enqueue_tables of other than one table (use finish_tables)".into(),
+            )),
         }
     }
 
@@ -313,7 +325,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             return Ok(vec![(vec![0; b + 1], Vec::new()); q]);
         }
         self.prepare_staging(&bases, &scalars)?;
-        let queued = self.stage(0, &bases, &scalars, 0, len).and_then(|()| self.enqueue_sort(0, &bases, &scalars, 0, len));
+        let queued =
+            self.stage(0, &bases, &scalars, 0, len).and_then(|()| self.enqueue_sort(0, &bases, &scalars, 0, len));
         if let Err(e) = queued {
             let _ = self.gpu.synchronize();
             return Err(e);
@@ -356,7 +369,9 @@ impl<'g, C: Curve> Msm<'g, C> {
             Bases::Device(b) if !indexed && b.len() < n => {
                 Err(Error::LengthMismatch { what: "msm device bases", expected: n, actual: b.len() })
             }
-            Bases::Device(b) if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) => {
+            Bases::Device(b)
+                if b.copies != self.plan.copies || (b.copies > 1 && b.window_bits != self.plan.window_bits) =>
+            {
                 Err(Error::MsmConfig(format!(
                     "bases precomputed with {} copies for c = {}, plan has {} copies and c = {}",
                     b.copies, b.window_bits, self.plan.copies, self.plan.window_bits
@@ -418,7 +433,14 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// Queues the upload of chunk `[first, first + len)` of the host inputs into staging slot `slot`, on the
     /// copy stream (cudarc's buffer events order it after the kernels that read the slot two chunks ago, and
     /// the kernels of this chunk after it). Device inputs need nothing.
-    pub(super) fn stage(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+    pub(super) fn stage(
+        &mut self,
+        slot: usize,
+        bases: &Bases<'_, C>,
+        scalars: &Scalars<'_>,
+        first: usize,
+        len: usize,
+    ) -> Result<()> {
         let copy = self.gpu.copy_stream().clone();
         let span = tracing::debug_span!("zkgpu.msm.h2d", first, len);
         let _entered = span.enter();
@@ -435,13 +457,28 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Queues count, sort, accumulate, fold and fixup for one chunk on the compute stream.
     /// `first_chunk`: the fixup stores the buckets instead of adding to them (they are not zeroed).
-    pub(super) fn enqueue_chunk(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize, first_chunk: bool) -> Result<()> {
+    pub(super) fn enqueue_chunk(
+        &mut self,
+        slot: usize,
+        bases: &Bases<'_, C>,
+        scalars: &Scalars<'_>,
+        first: usize,
+        len: usize,
+        first_chunk: bool,
+    ) -> Result<()> {
         self.enqueue_sort(slot, bases, scalars, first, len)?;
         self.enqueue_buckets(slot, bases, len, first_chunk)
     }
 
     /// Queues the count and the sort of one chunk: `sorted` and `offsets` for every virtual window.
-    pub(super) fn enqueue_sort(&mut self, slot: usize, bases: &Bases<'_, C>, scalars: &Scalars<'_>, first: usize, len: usize) -> Result<()> {
+    pub(super) fn enqueue_sort(
+        &mut self,
+        slot: usize,
+        bases: &Bases<'_, C>,
+        scalars: &Scalars<'_>,
+        first: usize,
+        len: usize,
+    ) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
         let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
@@ -493,7 +530,13 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Queues accumulate, fold and fixup for one sorted chunk. `first_chunk`: the fixup stores the buckets
     /// instead of adding to them (they are not zeroed).
-    pub(super) fn enqueue_buckets(&mut self, slot: usize, bases: &Bases<'_, C>, len: usize, first_chunk: bool) -> Result<()> {
+    pub(super) fn enqueue_buckets(
+        &mut self,
+        slot: usize,
+        bases: &Bases<'_, C>,
+        len: usize,
+        first_chunk: bool,
+    ) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
         let q = plan.virtual_windows;
@@ -587,7 +630,8 @@ impl<'g, C: Curve> Msm<'g, C> {
         let per_window = plan.per_window() as u32;
         let null = 0u64;
         let parts = plan.scan_parts() as u32;
-        let cfg = LaunchConfig { grid_dim: (parts, q, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
+        let cfg =
+            LaunchConfig { grid_dim: (parts, q, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
         let mut launch = stream.launch_builder(&self.kernels.scan_sums);
         let scratch = &mut self.counting;
         launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw_mut());
@@ -595,7 +639,12 @@ impl<'g, C: Curve> Msm<'g, C> {
         // shared memory; counts holds q · buckets entries, scan_sums q · parts.
         launched("msm_scan_sums", unsafe { launch.launch(cfg) })?;
         let mut launch = stream.launch_builder(&self.kernels.scan);
-        launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw()).arg(self.offsets.raw_mut()).arg(scratch.cursors.raw_mut());
+        launch
+            .arg(scratch.counts.raw())
+            .arg(&buckets)
+            .arg(scratch.scan_sums.raw())
+            .arg(self.offsets.raw_mut())
+            .arg(scratch.cursors.raw_mut());
         // SAFETY: msm_scan: the same grid (parts <= SCAN_BLOCK since buckets <= 2^23); counts and cursors hold
         // q · buckets entries, offsets q · (buckets + 1), scan_sums the part sums just written; totals <= len ·
         // copies < 2^32.
@@ -720,7 +769,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             }
             let final_keys = &scratch.keys[((passes - 1) % 2) as usize];
             let b32 = buckets as u32;
-            let mut offsets = self.offsets.raw_range_mut(v0 as usize * (buckets + 1)..(v0 + group) as usize * (buckets + 1))?;
+            let mut offsets =
+                self.offsets.raw_range_mut(v0 as usize * (buckets + 1)..(v0 + group) as usize * (buckets + 1))?;
             let mut launch = stream.launch_builder(&self.kernels.sort_offsets);
             launch.arg(final_keys.raw()).arg(scratch.counts.raw()).arg(&pw32).arg(&b32).arg(&mut offsets);
             // SAFETY: msm_sort_offsets: grid (⌈(buckets + 1) / block⌉, group); the last pass's keys (ascending

@@ -48,11 +48,12 @@ use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};
 use zkgpu_kernels::msm_sort::{
-    RADIX_BITS, SORT_BLOCK, SORT_GRID, downsweep_shared_bytes, radix_bits, radix_passes, sort_grid, upsweep_shared_bytes,
+    RADIX_BITS, SORT_BLOCK, SORT_GRID, downsweep_shared_bytes, radix_bits, radix_passes, sort_grid,
+    upsweep_shared_bytes,
 };
 
-pub use crate::curve::{Curve, G1, G2};
 use crate::batch_add::{XyzzSetSum, reduce_scratch_len};
+pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::launch::{launch_config_1d, launched};

@@ -178,13 +178,18 @@ pub struct DeviceLimits {
 
 impl DeviceLimits {
     /// The H200 the thread targets were tuned on, with no memory bound: [`MsmPlan::new`]'s choices.
-    pub const UNBOUNDED: DeviceLimits = DeviceLimits { memory_bytes: usize::MAX, total_bytes: usize::MAX, sm_count: REFERENCE_SMS };
+    pub const UNBOUNDED: DeviceLimits =
+        DeviceLimits { memory_bytes: usize::MAX, total_bytes: usize::MAX, sm_count: REFERENCE_SMS };
 
     /// `gpu` as it is now: its SMs, and its free memory less a reserve of 256 MiB for the context and the
     /// small allocations around a run.
     pub fn of(gpu: &Gpu) -> Result<DeviceLimits> {
         let (free, total) = gpu.memory_info()?;
-        Ok(DeviceLimits { memory_bytes: free.saturating_sub(MEMORY_RESERVE), total_bytes: total, sm_count: gpu.info().sm_count })
+        Ok(DeviceLimits {
+            memory_bytes: free.saturating_sub(MEMORY_RESERVE),
+            total_bytes: total,
+            sm_count: gpu.info().sm_count,
+        })
     }
 
     /// These limits with `bytes` less memory: inputs that will be allocated after the plan is made (device
@@ -232,7 +237,8 @@ impl MsmPlan {
             return Ok(first);
         }
         let copies = first.copies;
-        let chunks = std::iter::successors(Some(first.chunk), |&chunk| (chunk / 2 >= MIN_FITTING_CHUNK).then_some(chunk / 2));
+        let chunks =
+            std::iter::successors(Some(first.chunk), |&chunk| (chunk / 2 >= MIN_FITTING_CHUNK).then_some(chunk / 2));
         let chunks: Vec<usize> = if config.chunk.is_some() { vec![first.chunk] } else { chunks.collect() };
         let windows: Vec<u32> = match config.window_bits {
             Some(c) => vec![c],
@@ -242,7 +248,12 @@ impl MsmPlan {
         let mut least = usize::MAX;
         for &chunk in &chunks {
             for &c in &windows {
-                let plan = Self::build(n, &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config }, host_inputs, limits)?;
+                let plan = Self::build(
+                    n,
+                    &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config },
+                    host_inputs,
+                    limits,
+                )?;
                 let bytes = plan.device_bytes::<C>(host_inputs);
                 least = least.min(bytes);
                 let cost = window_cost(n, copies, n.div_ceil(plan.chunk).max(1), c);
@@ -251,7 +262,11 @@ impl MsmPlan {
                 }
             }
         }
-        best.map(|(_, plan)| plan).ok_or(Error::OutOfMemory { requested: least, free: limits.memory_bytes, total: limits.total_bytes })
+        best.map(|(_, plan)| plan).ok_or(Error::OutOfMemory {
+            requested: least,
+            free: limits.memory_bytes,
+            total: limits.total_bytes,
+        })
     }
 
     /// [`MsmPlan::new`] with the per-thread work scaled to `limits`' SMs (memory is [`MsmPlan::within`]'s).
@@ -382,7 +397,8 @@ impl MsmPlan {
     /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
     pub fn scratch_bytes<C: Curve>(&self) -> usize {
         let q = self.virtual_windows as usize;
-        let words = q * (self.buckets() + 1) + q * self.per_window() + self.windows as usize * self.chunk + self.sort_words();
+        let words =
+            q * (self.buckets() + 1) + q * self.per_window() + self.windows as usize * self.chunk + self.sort_words();
         let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
         words * 4
             + points * C::XYZZ_BYTES

@@ -32,8 +32,8 @@ use std::sync::{Mutex, MutexGuard};
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use ff::Field;
-pub use zkgpu_kernels::ntt::{PassParams, Scale, ScaleMode};
 use zkgpu_kernels::ntt::plan;
+pub use zkgpu_kernels::ntt::{PassParams, Scale, ScaleMode};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -386,7 +386,12 @@ impl Ntt {
     /// one coset inverse DIF, the subtraction and one permutation. `b` and `c` are only read. Queued on the
     /// compute stream; returns without waiting. Errors as for [`Ntt::groth16_h`] (`NttBatchShape` for `b` or
     /// `c` not as long as `a`), with nothing queued and `a` unchanged.
-    pub fn groth16_h_combine(&self, a: &mut DeviceBuffer<Scalar>, b: &DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
+    pub fn groth16_h_combine(
+        &self,
+        a: &mut DeviceBuffer<Scalar>,
+        b: &DeviceBuffer<Scalar>,
+        c: &DeviceBuffer<Scalar>,
+    ) -> Result<()> {
         let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
@@ -497,7 +502,8 @@ impl Ntt {
         use zkgpu_kernels::ntt::{ELEMENT_BYTES, PERMUTE_EDGE_BITS, PERMUTE_MIN_LOG_N, PERMUTE_PITCH, PERMUTE_TILE};
         if log_n >= PERMUTE_MIN_LOG_N {
             let blocks = data.len() >> PERMUTE_MIN_LOG_N;
-            let grid = u32::try_from(blocks).map_err(|_| Error::InvalidLaunch(format!("{blocks} permutation blocks")))?;
+            let grid =
+                u32::try_from(blocks).map_err(|_| Error::InvalidLaunch(format!("{blocks} permutation blocks")))?;
             let cfg = LaunchConfig {
                 grid_dim: (grid, 1, 1),
                 block_dim: (PERMUTE_TILE, 1, 1),
@@ -616,7 +622,8 @@ impl Ntt {
             return Ok(());
         }
         let v = scale_values(log_n, kind);
-        let entry = ScaleTables { lo: self.gpu.upload(&v.lo)?, hi: self.gpu.upload(&v.hi)?, lo_bits: v.lo_bits, mode: v.mode };
+        let entry =
+            ScaleTables { lo: self.gpu.upload(&v.lo)?, hi: self.gpu.upload(&v.hi)?, lo_bits: v.lo_bits, mode: v.mode };
         tables.scales.insert((log_n, kind), entry);
         Ok(())
     }
@@ -672,7 +679,14 @@ impl Step {
 /// The passes of one DIF or DIT sweep, in place, with `kind`'s scaling folded into the first (on load) or last
 /// pass.
 #[doc(hidden)]
-pub fn sweep(log_n: u32, batch: usize, sweep: Sweep, direction: Direction, log_table: u32, kind: Option<ScaleKind>) -> Vec<Step> {
+pub fn sweep(
+    log_n: u32,
+    batch: usize,
+    sweep: Sweep,
+    direction: Direction,
+    log_table: u32,
+    kind: Option<ScaleKind>,
+) -> Vec<Step> {
     let scale = match kind {
         Some(k) => {
             let v = scale_layout(log_n, k);

@@ -65,12 +65,13 @@ pub fn partition_cpu(
     queries: &[AssignmentQueries<'_>],
     job: &PartitionJob<'_>,
 ) -> Result<(PartitionResults, Vec<Scalar>)> {
-    let shape = PartitionShape {
-        n: h_bases.len(),
-        assignments: queries.iter().map(|q| q.len).collect(),
-    };
+    let shape = PartitionShape { n: h_bases.len(), assignments: queries.iter().map(|q| q.len).collect() };
     if queries.len() != job.assignments.len() {
-        return Err(Error::LengthMismatch { what: "partition assignments", expected: queries.len(), actual: job.assignments.len() });
+        return Err(Error::LengthMismatch {
+            what: "partition assignments",
+            expected: queries.len(),
+            actual: job.assignments.len(),
+        });
     }
     shape.check(job)?;
     let h = h_coefficients(job.a, job.b, job.c)?;

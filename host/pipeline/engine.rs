@@ -55,7 +55,10 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
             return Ok(None);
         }
         let plan = tail_plan(len, config)?;
-        Ok(Some(QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? }))
+        Ok(Some(QueryGroup {
+            adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?,
+            msm: Msm::new(gpu, plan)?,
+        }))
     }
 
     /// Device memory of the adder and the tail MSM.
@@ -64,10 +67,20 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
     }
 
     /// Queues the batch additions and the tail MSMs of every query (two phases).
-    pub(super) fn enqueue(&mut self, bases: &[MsmBases<C>], tail: Scalars<'_>, slot_ones: &DeviceBuffer<u32>, rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str) -> Result<()> {
+    pub(super) fn enqueue(
+        &mut self,
+        bases: &[MsmBases<C>],
+        tail: Scalars<'_>,
+        slot_ones: &DeviceBuffer<u32>,
+        rec: &mut PhaseRecorder,
+        stream: &std::sync::Arc<CudaStream>,
+        name: &str,
+    ) -> Result<()> {
         let (adder, msm) = (&mut self.adder, &mut self.msm);
         let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
-        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| adder.enqueue_tables(&points, Some(slot_ones)))?;
+        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| {
+            adder.enqueue_tables(&points, Some(slot_ones))
+        })?;
         let tables: Vec<&MsmBases<C>> = bases.iter().collect();
         rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue_tables(&tables, tail))
     }
@@ -149,7 +162,11 @@ impl<'g> PartitionEngine<'g> {
         let span = tracing::info_span!("zkgpu.pipeline.engine_new", gpu = gpu.info().ordinal, n = srs.n);
         let _entered = span.enter();
         if srs.ordinal != gpu.info().ordinal {
-            return Err(Error::Pipeline(format!("SRS made for GPU {} given to an engine on GPU {}", srs.ordinal, gpu.info().ordinal)));
+            return Err(Error::Pipeline(format!(
+                "SRS made for GPU {} given to an engine on GPU {}",
+                srs.ordinal,
+                gpu.info().ordinal
+            )));
         }
         let shape = srs.shape();
         let ntt = Ntt::new(gpu)?;
@@ -160,7 +177,10 @@ impl<'g> PartitionEngine<'g> {
             .assignments
             .iter()
             .map(|a| {
-                Ok((QueryGroup::new(gpu, a.g1.len(), a.len, &config)?, QueryGroup::new(gpu, a.g2.len(), a.len, &config)?))
+                Ok((
+                    QueryGroup::new(gpu, a.g1.len(), a.len, &config)?,
+                    QueryGroup::new(gpu, a.g2.len(), a.len, &config)?,
+                ))
             })
             .collect::<Result<Vec<_>>>()?;
         let mut slots = (0..config.slots.max(1)).map(|_| Slot::new(gpu, &shape)).collect::<Result<Vec<_>>>()?;
@@ -213,9 +233,14 @@ impl<'g> PartitionEngine<'g> {
         let scratch: usize = self
             .queries
             .iter()
-            .map(|(g1, g2)| g1.as_ref().map_or(0, QueryGroup::device_bytes) + g2.as_ref().map_or(0, QueryGroup::device_bytes))
+            .map(|(g1, g2)| {
+                g1.as_ref().map_or(0, QueryGroup::device_bytes) + g2.as_ref().map_or(0, QueryGroup::device_bytes)
+            })
             .sum();
-        self.srs.device_bytes() + self.slots.iter().map(Slot::device_bytes).sum::<usize>() + self.h_msm.device_bytes() + scratch
+        self.srs.device_bytes()
+            + self.slots.iter().map(Slot::device_bytes).sum::<usize>()
+            + self.h_msm.device_bytes()
+            + scratch
     }
 
     /// The stream the uploads run on.
@@ -230,7 +255,12 @@ impl<'g> PartitionEngine<'g> {
     /// engines are free); returns once the uploads are done, so the caller may reuse its buffers. On any error
     /// nothing that reads the caller's memory is left running and the job is not started.
     pub fn start(&mut self, job: PartitionJob<'_>) -> Result<JobTicket> {
-        let span = tracing::info_span!("zkgpu.pipeline.start", gpu = self.gpu.info().ordinal, n = self.srs.n, job = self.next_job);
+        let span = tracing::info_span!(
+            "zkgpu.pipeline.start",
+            gpu = self.gpu.info().ordinal,
+            n = self.srs.n,
+            job = self.next_job
+        );
         let _entered = span.enter();
         let started = Instant::now();
         self.srs.shape().check(&job)?;
@@ -266,7 +296,13 @@ impl<'g> PartitionEngine<'g> {
 
     /// Queues the uploads, the NTT chain and the optional h download of one job into `slot`. Returns the event
     /// that marks the end of the uploads.
-    pub(super) fn queue_job(&mut self, slot: usize, job: PartitionJob<'_>, rec: &mut PhaseRecorder, transfer: &std::sync::Arc<CudaStream>) -> Result<CudaEvent> {
+    pub(super) fn queue_job(
+        &mut self,
+        slot: usize,
+        job: PartitionJob<'_>,
+        rec: &mut PhaseRecorder,
+        transfer: &std::sync::Arc<CudaStream>,
+    ) -> Result<CudaEvent> {
         let gpu = self.gpu;
         let compute = gpu.stream().clone();
         let s = &mut self.slots[slot];
@@ -349,7 +385,9 @@ impl<'g> PartitionEngine<'g> {
         compute.wait(inputs)?;
         let s = &self.slots[slot];
         let (h_msm, srs) = (&mut self.h_msm, &self.srs);
-        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| h_msm.enqueue(Bases::Device(&srs.h), Scalars::Device(&s.a)))?;
+        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| {
+            h_msm.enqueue(Bases::Device(&srs.h), Scalars::Device(&s.a))
+        })?;
         for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
             if let Some(group) = g1 {
                 group.enqueue(&bases.g1, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1"))?;
@@ -430,18 +468,31 @@ impl<'g> PartitionEngine<'g> {
         let results = results?;
         let report = PhaseReport::from_phases(job.rec.resolve(&self.epoch)?);
         report.emit(&format!("pipeline gpu {} job {}", self.gpu.info().ordinal, job.id));
-        Ok(PartitionOutput { results, report, latency_ms: job.started.elapsed().as_secs_f64() * 1e3, start_wait_ms: job.start_wait_ms })
+        Ok(PartitionOutput {
+            results,
+            report,
+            latency_ms: job.started.elapsed().as_secs_f64() * 1e3,
+            start_wait_ms: job.start_wait_ms,
+        })
     }
 }
 
 /// Queues one upload as a phase.
 /// Copies `src` into the first `src.len()` elements of `dst` on `stream`, as phase `name`.
-pub(super) fn upload<T: DeviceSafe>(rec: &mut PhaseRecorder, stream: &std::sync::Arc<CudaStream>, name: &str, src: &[T], dst: &mut DeviceBuffer<T>) -> Result<()> {
+pub(super) fn upload<T: DeviceSafe>(
+    rec: &mut PhaseRecorder,
+    stream: &std::sync::Arc<CudaStream>,
+    name: &str,
+    src: &[T],
+    dst: &mut DeviceBuffer<T>,
+) -> Result<()> {
     if src.len() > dst.len() {
         return Err(Error::LengthMismatch { what: "pipeline upload", expected: dst.len(), actual: src.len() });
     }
     if src.is_empty() {
         return Ok(());
     }
-    rec.phase(name, PhaseKind::H2d, size_of_val(src), stream, |st| Ok(st.memcpy_htod(as_bytes(src), &mut dst.raw_range_mut(0..src.len())?)?))
+    rec.phase(name, PhaseKind::H2d, size_of_val(src), stream, |st| {
+        Ok(st.memcpy_htod(as_bytes(src), &mut dst.raw_range_mut(0..src.len())?)?)
+    })
 }

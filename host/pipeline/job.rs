@@ -107,10 +107,18 @@ impl PartitionShape {
         }
         for (input, &len) in job.assignments.iter().zip(&self.assignments) {
             if input.tail.len() > len {
-                return Err(Error::LengthMismatch { what: "partition assignment tail (at most its length)", expected: len, actual: input.tail.len() });
+                return Err(Error::LengthMismatch {
+                    what: "partition assignment tail (at most its length)",
+                    expected: len,
+                    actual: input.tail.len(),
+                });
             }
             if input.tail_index.len() != input.tail.len() {
-                return Err(Error::LengthMismatch { what: "partition assignment tail_index", expected: input.tail.len(), actual: input.tail_index.len() });
+                return Err(Error::LengthMismatch {
+                    what: "partition assignment tail_index",
+                    expected: input.tail.len(),
+                    actual: input.tail_index.len(),
+                });
             }
             crate::batch_add::check_bitmap(input.ones.len(), len)?;
         }
@@ -135,10 +143,19 @@ impl PartitionShape {
 /// (all overwritten); `tail` and `tail_index` need room for `k` (the assignment's length always suffices); on
 /// a length error nothing is written. Runs on all cores for large inputs; writes each output once without
 /// reading it, so all three may be write-combined [`PinnedBuffer`]s.
-pub fn split_assignment(values: &[Scalar], ones: &mut [u32], tail: &mut [Scalar], tail_index: &mut [u32]) -> Result<usize> {
+pub fn split_assignment(
+    values: &[Scalar],
+    ones: &mut [u32],
+    tail: &mut [Scalar],
+    tail_index: &mut [u32],
+) -> Result<usize> {
     let n = values.len();
     if ones.len() != n.div_ceil(32) {
-        return Err(Error::LengthMismatch { what: "split_assignment ones", expected: n.div_ceil(32), actual: ones.len() });
+        return Err(Error::LengthMismatch {
+            what: "split_assignment ones",
+            expected: n.div_ceil(32),
+            actual: ones.len(),
+        });
     }
     if n > u32::MAX as usize {
         return Err(Error::SizeOverflow(format!("an assignment of {n} values: positions are u32")));
@@ -153,7 +170,8 @@ pub fn split_assignment(values: &[Scalar], ones: &mut [u32], tail: &mut [Scalar]
         chunks.iter().map(|c| c.iter().filter(|v| is_tail(v)).count()).collect()
     } else {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = chunks.iter().map(|c| scope.spawn(move || c.iter().filter(|v| is_tail(v)).count())).collect();
+            let handles: Vec<_> =
+                chunks.iter().map(|c| scope.spawn(move || c.iter().filter(|v| is_tail(v)).count())).collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         })
     };

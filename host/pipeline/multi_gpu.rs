@@ -128,7 +128,9 @@ impl<'g, C: Curve + Send + Sync> SplitMsm<'g, C> {
         if scalars.len() != self.n {
             return Err(Error::LengthMismatch { what: "split msm scalars", expected: self.n, actual: scalars.len() });
         }
-        let _span = tracing::info_span!("zkgpu.pipeline.split_msm", curve = C::NAME, n = self.n, gpus = self.parts.len()).entered();
+        let _span =
+            tracing::info_span!("zkgpu.pipeline.split_msm", curve = C::NAME, n = self.n, gpus = self.parts.len())
+                .entered();
         // One host thread per GPU: `Msm::enqueue` with host scalars returns only after its last chunk's upload,
         // so queueing the parts one after another from one thread would start each GPU late.
         let sums: Vec<Result<C::Projective>> = std::thread::scope(|scope| {
@@ -157,7 +159,11 @@ impl<'g, C: Curve + Send + Sync> SplitMsm<'g, C> {
 }
 
 /// `Σ scalars[i]·bases[i]` over all `gpus` (one-shot [`SplitMsm`]).
-pub fn msm_multi_gpu<C: Curve + Send + Sync>(gpus: &[Gpu], bases: &[C::Affine], scalars: &[Scalar]) -> Result<C::Projective> {
+pub fn msm_multi_gpu<C: Curve + Send + Sync>(
+    gpus: &[Gpu],
+    bases: &[C::Affine],
+    scalars: &[Scalar],
+) -> Result<C::Projective> {
     if bases.len() != scalars.len() {
         return Err(Error::LengthMismatch { what: "msm bases", expected: scalars.len(), actual: bases.len() });
     }

@@ -38,13 +38,26 @@ impl PartitionSrs {
 
     /// Adds an assignment whose queries are already on `gpu`: all of them as long as the assignment (at
     /// least one point, at least one query). Returns its index (the job's `assignments` order).
-    pub fn add_assignment(&mut self, gpu: &Gpu, g1: Vec<DeviceBuffer<G1Affine>>, g2: Vec<DeviceBuffer<G2Affine>>) -> Result<usize> {
+    pub fn add_assignment(
+        &mut self,
+        gpu: &Gpu,
+        g1: Vec<DeviceBuffer<G1Affine>>,
+        g2: Vec<DeviceBuffer<G2Affine>>,
+    ) -> Result<usize> {
         if gpu.info().ordinal != self.ordinal {
-            return Err(Error::Pipeline(format!("SRS of GPU {} given bases on GPU {}", self.ordinal, gpu.info().ordinal)));
+            return Err(Error::Pipeline(format!(
+                "SRS of GPU {} given bases on GPU {}",
+                self.ordinal,
+                gpu.info().ordinal
+            )));
         }
         let len = g1.first().map(DeviceBuffer::len).or_else(|| g2.first().map(DeviceBuffer::len)).unwrap_or(0);
         if len == 0 {
-            return Err(Error::LengthMismatch { what: "partition assignment queries (none, or empty)", expected: 1, actual: 0 });
+            return Err(Error::LengthMismatch {
+                what: "partition assignment queries (none, or empty)",
+                expected: 1,
+                actual: 0,
+            });
         }
         for l in g1.iter().map(DeviceBuffer::len).chain(g2.iter().map(DeviceBuffer::len)) {
             if l != len {

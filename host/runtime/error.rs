@@ -84,7 +84,9 @@ pub enum Error {
     },
 
     /// A [`crate::PinnedPool`] with a cap would exceed it: the blocks lent out leave no room.
-    #[error("pinned pool exhausted: {requested} more bytes asked for, {pinned} of {limit} bytes already pinned and lent")]
+    #[error(
+        "pinned pool exhausted: {requested} more bytes asked for, {pinned} of {limit} bytes already pinned and lent"
+    )]
     PinnedPoolExhausted {
         /// Bytes asked for.
         requested: usize,

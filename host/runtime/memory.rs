@@ -19,7 +19,7 @@ use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::raw;
 
-pub use crate::pinned::{PinnedBuffer, PinnedMode, PinnedPool};  // also reachable here, as the contract names them
+pub use crate::pinned::{PinnedBuffer, PinnedMode, PinnedPool}; // also reachable here, as the contract names them
 
 /// Types copied to and from the device as raw bytes.
 ///
@@ -128,14 +128,22 @@ impl<T: DeviceSafe> DeviceBuffer<T> {
     /// `Err(LengthMismatch)` when the range is out of bounds or reversed.
     pub fn raw_range(&self, range: std::ops::Range<usize>) -> Result<CudaView<'_, u8>> {
         let bytes = self.byte_range(&range)?;
-        self.bytes.try_slice(bytes).ok_or(Error::LengthMismatch { what: "raw_range", expected: self.len, actual: range.end })
+        self.bytes.try_slice(bytes).ok_or(Error::LengthMismatch {
+            what: "raw_range",
+            expected: self.len,
+            actual: range.end,
+        })
     }
 
     /// Mutable form of [`DeviceBuffer::raw_range`], for kernels that write the chunk.
     pub fn raw_range_mut(&mut self, range: std::ops::Range<usize>) -> Result<CudaViewMut<'_, u8>> {
         let bytes = self.byte_range(&range)?;
         let len = self.len;
-        self.bytes.try_slice_mut(bytes).ok_or(Error::LengthMismatch { what: "raw_range_mut", expected: len, actual: range.end })
+        self.bytes.try_slice_mut(bytes).ok_or(Error::LengthMismatch {
+            what: "raw_range_mut",
+            expected: len,
+            actual: range.end,
+        })
     }
 
     fn byte_range(&self, range: &std::ops::Range<usize>) -> Result<std::ops::Range<usize>> {

@@ -20,30 +20,26 @@ use crate::error::{Error, Result};
 use crate::raw;
 
 /// PTX for compute capability 9.0 and later (H100, H200, ...).
-pub static PTX_SM90: PtxModule =
-    PtxModule {
+pub static PTX_SM90: PtxModule = PtxModule {
     stem: "zkgpu_sm_90",
     arch: "sm_90",
     deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_sm_90.ptx.deflate")),
 };
 /// PTX for compute capability 8.x (A100, A10, RTX 30xx, L4/L40 (8.9), ...).
-pub static PTX_SM80: PtxModule =
-    PtxModule {
+pub static PTX_SM80: PtxModule = PtxModule {
     stem: "zkgpu_sm_80",
     arch: "sm_80",
     deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_sm_80.ptx.deflate")),
 };
 /// The test module for sm_90: single-operation kernels (`arith_*`, `device_api_*`) used only by the test
 /// suite, loaded on first use. Empty when the crate was built from the committed PTX (no kernel toolchain).
-pub static TEST_PTX_SM90: PtxModule =
-    PtxModule {
+pub static TEST_PTX_SM90: PtxModule = PtxModule {
     stem: "zkgpu_test_sm_90",
     arch: "sm_90",
     deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_test_sm_90.ptx.deflate")),
 };
 /// The test module for sm_80 (see [`TEST_PTX_SM90`]).
-pub static TEST_PTX_SM80: PtxModule =
-    PtxModule {
+pub static TEST_PTX_SM80: PtxModule = PtxModule {
     stem: "zkgpu_test_sm_80",
     arch: "sm_80",
     deflated: include_bytes!(concat!(env!("OUT_DIR"), "/zkgpu_test_sm_80.ptx.deflate")),
@@ -125,7 +121,8 @@ pub enum ModuleImage {
 /// compiler's log.
 pub fn load(ctx: &Arc<CudaContext>, module: &PtxModule) -> Result<(Arc<CudaModule>, ModuleImage)> {
     let ptx = module.text()?;
-    let span = tracing::info_span!("zkgpu.module_load", ordinal = ctx.ordinal(), arch = module.arch, ptx_bytes = ptx.len());
+    let span =
+        tracing::info_span!("zkgpu.module_load", ordinal = ctx.ordinal(), arch = module.arch, ptx_bytes = ptx.len());
     let _entered = span.enter();
     if let Some(dir) = std::env::var_os(CUBIN_DIR_ENV) {
         let path = Path::new(&dir).join(cubin_file_name(module, &ptx));

@@ -78,8 +78,10 @@ impl PinnedBlock {
         // (`capacity` was checked against overflow and isize::MAX by `byte_len`, so cudarc's asserts hold.)
         let mut allocation = unsafe { ctx.alloc_pinned_with_flags::<u8>(capacity, mode.flags()) }
             .map_err(|source| Error::PinnedAlloc { requested: capacity, source })?;
-        let base = NonNull::new(allocation.as_mut_ptr()?)
-            .ok_or(Error::PinnedAlloc { requested: capacity, source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE) })?;
+        let base = NonNull::new(allocation.as_mut_ptr()?).ok_or(Error::PinnedAlloc {
+            requested: capacity,
+            source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE),
+        })?;
         // SAFETY: `base` is valid for `capacity` writes and exclusively ours.
         unsafe { std::ptr::write_bytes(base.as_ptr(), 0, capacity) };
         let transfer_done = ctx.new_event(None)?;
@@ -114,20 +116,37 @@ unsafe impl<T: DeviceSafe> Sync for PinnedBuffer<T> {}
 
 impl<T: DeviceSafe> PinnedBuffer<T> {
     /// A buffer of `len` values over `block` (None only when `len * size_of::<T>() == 0`).
-    fn over(ctx: &Arc<CudaContext>, block: Option<PinnedBlock>, len: usize, mode: PinnedMode, pool: Option<Weak<PoolShared>>) -> Result<Self> {
+    fn over(
+        ctx: &Arc<CudaContext>,
+        block: Option<PinnedBlock>,
+        len: usize,
+        mode: PinnedMode,
+        pool: Option<Weak<PoolShared>>,
+    ) -> Result<Self> {
         let ptr = match &block {
             Some(b) => {
                 debug_assert!(b.capacity >= len * size_of::<T>());
                 // cuMemHostAlloc returns page-aligned memory, so any T is aligned; check rather than assume.
                 let p = b.base.cast::<T>();
                 if !p.as_ptr().is_aligned() {
-                    return Err(Error::PinnedAlloc { requested: b.capacity, source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE) });
+                    return Err(Error::PinnedAlloc {
+                        requested: b.capacity,
+                        source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE),
+                    });
                 }
                 p
             }
             None => NonNull::dangling(),
         };
-        Ok(PinnedBuffer { ptr, len, mode, state: AtomicU8::new(PinnedState::Idle as u8), block, ctx: ctx.clone(), pool })
+        Ok(PinnedBuffer {
+            ptr,
+            len,
+            mode,
+            state: AtomicU8::new(PinnedState::Idle as u8),
+            block,
+            ctx: ctx.clone(),
+            pool,
+        })
     }
 
     /// Number of values.
@@ -183,7 +202,8 @@ impl<T: DeviceSafe> PinnedBuffer<T> {
     /// logged: `Deref` cannot return them.
     fn settle_for(&self, host_writes: bool) {
         let state = self.state.load(Ordering::Acquire);
-        let conflicts = if host_writes { state != PinnedState::Idle as u8 } else { state == PinnedState::DeviceWriting as u8 };
+        let conflicts =
+            if host_writes { state != PinnedState::Idle as u8 } else { state == PinnedState::DeviceWriting as u8 };
         if conflicts {
             if let Err(e) = self.wait() {
                 tracing::error!(error = %e, "waiting for a pinned-buffer transfer failed");
@@ -354,7 +374,11 @@ impl PinnedPool {
                     drop(block);
                 }
                 None => {
-                    return Err(Error::PinnedPoolExhausted { requested: bytes, pinned: inner.pinned, limit: shared.limit });
+                    return Err(Error::PinnedPoolExhausted {
+                        requested: bytes,
+                        pinned: inner.pinned,
+                        limit: shared.limit,
+                    });
                 }
             }
         }

@@ -109,7 +109,13 @@ impl PhaseRecorder {
     }
 
     /// Records the start of phase `name` on `stream` (after the work already queued there).
-    pub fn begin(&mut self, name: impl Into<String>, kind: PhaseKind, bytes: usize, stream: &Arc<CudaStream>) -> Result<PhaseId> {
+    pub fn begin(
+        &mut self,
+        name: impl Into<String>,
+        kind: PhaseKind,
+        bytes: usize,
+        stream: &Arc<CudaStream>,
+    ) -> Result<PhaseId> {
         let start = timing_event(stream)?;
         self.marks.push(Mark { name: name.into(), kind, bytes, start, end: None });
         Ok(PhaseId(self.marks.len() - 1))
@@ -166,7 +172,13 @@ impl PhaseRecorder {
                 Some(e) => f64::from(first.start.elapsed_ms(e)?),
                 None => start,
             };
-            out.push(Phase { name: mark.name.clone(), kind: mark.kind, start_ms: offset + start, end_ms: offset + end, bytes: mark.bytes });
+            out.push(Phase {
+                name: mark.name.clone(),
+                kind: mark.kind,
+                start_ms: offset + start,
+                end_ms: offset + end,
+                bytes: mark.bytes,
+            });
         }
         Ok(out)
     }

@@ -56,7 +56,10 @@ pub fn driver_version_string() -> Result<String> {
     // The driver's own release number (e.g. 580.159.04) is not in the CUDA driver API; Linux shows it here.
     let release = std::fs::read_to_string("/proc/driver/nvidia/version").ok().and_then(|text| {
         let first = text.lines().next()?.to_string();
-        first.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.')).map(str::to_string)
+        first
+            .split_whitespace()
+            .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
+            .map(str::to_string)
     });
     Ok(match release {
         Some(release) => format!("{release} (CUDA {cuda})"),
@@ -84,10 +87,8 @@ pub fn device_count() -> Result<usize> {
 pub fn jit_error_log(ptx: &CStr) -> String {
     const LOG_BYTES: usize = 16 * 1024;
     let mut log = vec![0u8; LOG_BYTES];
-    let mut options = [
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
+    let mut options =
+        [sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER, sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
     // The driver takes option values as pointer-sized words: a pointer for the buffer, the size cast to one.
     let mut values: [*mut c_void; 2] = [log.as_mut_ptr().cast(), LOG_BYTES as *mut c_void];
     let mut module: sys::CUmodule = std::ptr::null_mut();
@@ -118,12 +119,7 @@ pub fn jit_error_log(ptx: &CStr) -> String {
 /// # Safety
 /// `dst` must be valid for `bytes` writes and stay valid, unread and unwritten by the host until `stream`
 /// has passed this copy (e.g. after `stream.synchronize()`). `bytes <= src.len()`.
-pub unsafe fn copy_dtoh_async(
-    stream: &CudaStream,
-    src: &CudaSlice<u8>,
-    dst: *mut u8,
-    bytes: usize,
-) -> Result<()> {
+pub unsafe fn copy_dtoh_async(stream: &CudaStream, src: &CudaSlice<u8>, dst: *mut u8, bytes: usize) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }

@@ -51,7 +51,10 @@ pub struct ManyInputs {
 
 impl ManyInputs {
     pub fn random(inputs: usize, rng: &mut impl RngCore) -> Self {
-        ManyInputs { ys: (0..inputs).map(|_| Some(Scalar::random(&mut *rng))).collect(), w: Some(Scalar::random(&mut *rng)) }
+        ManyInputs {
+            ys: (0..inputs).map(|_| Some(Scalar::random(&mut *rng))).collect(),
+            w: Some(Scalar::random(&mut *rng)),
+        }
     }
     pub fn blank(inputs: usize) -> Self {
         ManyInputs { ys: vec![None; inputs], w: None }

@@ -10,7 +10,7 @@ use std::mem::{align_of, size_of};
 
 use group::Group;
 use rand_core::RngCore;
-use zkgpu_kernels::curve::{ops, Affine, CurveField, Jacobian, Xyzz};
+use zkgpu_kernels::curve::{Affine, CurveField, Jacobian, Xyzz, ops};
 use zkgpu_kernels::field::{Field, Fq, Fq2};
 
 /// A curve under test: our base field and blstrs's point types for it.
@@ -331,7 +331,13 @@ pub fn check_binary_ops<C: CurveUnderTest>(eval: &impl PointEvaluator<C>, batch:
         for (i, got) in got.iter().enumerate() {
             let expected = C::Projective::from(batch.p[i]) + C::Projective::from(batch.q[i]);
             check_point::<C>(got, &expected, || {
-                format!("{} {op:?} element {i} ({}): p = {:?}, q = {:?}", C::NAME, batch.labels[i], batch.p[i], batch.q[i])
+                format!(
+                    "{} {op:?} element {i} ({}): p = {:?}, q = {:?}",
+                    C::NAME,
+                    batch.labels[i],
+                    batch.p[i],
+                    batch.q[i]
+                )
             });
         }
     }
@@ -515,7 +521,11 @@ fn check_jacobian_representations<C: CurveUnderTest>(case: &RandomCase<C>) {
     assert_eq!(separately(|| jp.add(&jp2).to_affine()), twice_p, "{}: Jacobian P + P, two representations", C::NAME);
     assert_eq!(separately(|| jp.add_affine(&p).to_affine()), twice_p, "{}: Jacobian P + P mixed", C::NAME);
     assert_eq!(separately(|| jp.double().to_affine()), twice_p, "{}: Jacobian double", C::NAME);
-    assert!(separately(|| jp.add(&Jacobian::from_affine_scaled(&minus_p, l2)).is_identity()), "{}: Jacobian P + (-P)", C::NAME);
+    assert!(
+        separately(|| jp.add(&Jacobian::from_affine_scaled(&minus_p, l2)).is_identity()),
+        "{}: Jacobian P + (-P)",
+        C::NAME
+    );
     assert!(separately(|| jp.add_affine(&minus_p).is_identity()), "{}: Jacobian P + (-P) mixed", C::NAME);
     assert!(separately(|| jp.add(&jp.neg()).is_identity()));
     assert_eq!(separately(|| jp.add(&jo).to_affine()), p);

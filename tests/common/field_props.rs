@@ -161,7 +161,14 @@ pub fn test_inputs<F: FieldUnderTest>(rng: &mut impl RngCore, random: usize) -> 
     (a, b)
 }
 
-fn check_batch<F: FieldUnderTest>(label: &str, what: &str, a: &[F::Ref], b: Option<&[F::Ref]>, got: &[F::Ref], want: &[F::Ref]) {
+fn check_batch<F: FieldUnderTest>(
+    label: &str,
+    what: &str,
+    a: &[F::Ref],
+    b: Option<&[F::Ref]>,
+    got: &[F::Ref],
+    want: &[F::Ref],
+) {
     assert_eq!(got.len(), want.len(), "{label}: {what}: wrong output length");
     let bad: Vec<usize> = (0..want.len()).filter(|&i| got[i] != want[i]).collect();
     if let Some(&i) = bad.first() {

@@ -16,15 +16,12 @@ use rand_core::SeedableRng;
 /// A seeded RNG for one test. The seed comes from `ZKGPU_TEST_SEED` (to replay a failure) or is drawn at random,
 /// and is always printed so a failing run can be reproduced.
 pub fn seeded_rng(test_name: &str) -> ChaCha20Rng {
-    let seed = std::env::var("ZKGPU_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0x5eed)
-        });
+    let seed = std::env::var("ZKGPU_TEST_SEED").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x5eed)
+    });
     println!("{test_name}: seed {seed} (replay with ZKGPU_TEST_SEED={seed})");
     ChaCha20Rng::seed_from_u64(seed)
 }

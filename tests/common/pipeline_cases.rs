@@ -39,14 +39,19 @@ pub fn filecoin_mix(rng: &mut ChaCha20Rng, m: usize) -> Vec<Scalar> {
 pub fn job_data(rng: &mut ChaCha20Rng, n: usize, lens: &[usize], satisfied: bool) -> JobData {
     let a: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
     let b: Vec<Scalar> = (0..n).map(|_| Scalar::random(&mut *rng)).collect();
-    let c: Vec<Scalar> =
-        if satisfied { a.iter().zip(&b).map(|(x, y)| x * y).collect() } else { (0..n).map(|_| Scalar::random(&mut *rng)).collect() };
+    let c: Vec<Scalar> = if satisfied {
+        a.iter().zip(&b).map(|(x, y)| x * y).collect()
+    } else {
+        (0..n).map(|_| Scalar::random(&mut *rng)).collect()
+    };
     let assignments = lens
         .iter()
         .map(|&m| {
             let values = filecoin_mix(rng, m);
-            let (mut ones, mut tail, mut tail_index) = (vec![0u32; m.div_ceil(32)], vec![Scalar::ZERO; m], vec![0u32; m]);
-            let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index).expect("split_assignment with matching lengths");
+            let (mut ones, mut tail, mut tail_index) =
+                (vec![0u32; m.div_ceil(32)], vec![Scalar::ZERO; m], vec![0u32; m]);
+            let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index)
+                .expect("split_assignment with matching lengths");
             tail.truncate(k);
             tail_index.truncate(k);
             AssignmentData { values, ones, tail, tail_index }

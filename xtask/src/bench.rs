@@ -15,7 +15,7 @@
 //!
 //! Results go to `--json`/`--plot` (default `target/zkgpu-bench/latest.{json,svg}`; the plot defaults to the
 //! JSON path with `.svg` when only `--json` is given); a JSON file written under benches/results/ also
-//! refreshes README.md's table.
+//! refreshes the README's headline table, benches/results/README.md and the plots (`cargo xtask readme`).
 use crate::util::{self, Result};
 use crate::{ptx, readme};
 use std::path::PathBuf;
@@ -110,11 +110,8 @@ pub fn build_runner_with_ptx() -> Result<(PathBuf, ptx::BuiltPtx)> {
 
 /// Kernels the selected ops and variants launch (asked from the runner, which owns the op registry).
 fn kernel_names(runner: &PathBuf, args: &[String]) -> Result<Vec<String>> {
-    let out = Command::new(runner)
-        .args(args)
-        .arg("--kernels")
-        .output()
-        .map_err(|e| format!("{}: {e}", runner.display()))?;
+    let out =
+        Command::new(runner).args(args).arg("--kernels").output().map_err(|e| format!("{}: {e}", runner.display()))?;
     if !out.status.success() {
         return Err(format!("zkgpu-bench --kernels failed:\n{}", String::from_utf8_lossy(&out.stderr)));
     }

@@ -31,10 +31,10 @@ pub struct BenchArgs {
     /// Input RNG seed; default: random (printed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write results JSON here (design.md schema) [cargo xtask bench: default target/zkgpu-bench/latest.json].
+    /// Write results JSON here (schema in benches/results/README.md) [cargo xtask bench: default target/zkgpu-bench/latest.json].
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Write an SVG plot here (time and throughput vs size, one line per variant, log scales)
+    /// Write SVG plots here (one figure per op family: the best variant per op, the peers, log scales)
     /// [cargo xtask bench: default beside the JSON, with .svg].
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -86,7 +86,7 @@ pub const CPU_DEFAULT_SIZES: &[(&str, &[u32])] = &[
 /// `--sizes`'s long help (`--help`); a test checks it against [`CPU_DEFAULT_SIZES`].
 const SIZES_LONG_HELP: &str = "log2 sizes: `22`, `16,20,24`, `16..24` (inclusive) or `16..24:2` (step).
 Default: per op and target (GPU sizes: see --list). CPU reference: mul 12,14,16; inv 8,10,12; \
-ntt 12,14,16; batch_add 10,12,14; msm 12,14,16; pipeline 10,12.";
+ntt 12,14,16; batch_add 10,12,14; msm 12,14,16; pipeline 10,12; groth16 15.";
 
 /// The CPU default sizes of op `name` (empty when it has no CPU reference).
 pub fn cpu_default_sizes(name: &str) -> &'static [u32] {
@@ -157,7 +157,10 @@ mod tests {
     fn command_line_is_consistent() {
         BenchArgs::command().debug_assert();
         let a = BenchArgs::try_parse_from(["zkgpu-bench", "mul", "--sizes", "10", "--cpu"]).unwrap();
-        assert_eq!((&a.ops[..], a.sizes.as_deref(), a.cpu, a.is_query()), (&["mul".to_string()][..], Some("10"), true, false));
+        assert_eq!(
+            (&a.ops[..], a.sizes.as_deref(), a.cpu, a.is_query()),
+            (&["mul".to_string()][..], Some("10"), true, false)
+        );
         assert!(BenchArgs::try_parse_from(["zkgpu-bench", "--list"]).unwrap().is_query());
     }
 }

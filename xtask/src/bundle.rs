@@ -39,10 +39,8 @@ pub fn run(dir: &Path) -> Result<()> {
     let strip = strip_tool()?;
     let scratch = util::target_dir().join("zkgpu-bundle-scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let mut binaries = test_binaries()?
-        .into_iter()
-        .map(|(name, exe)| (format!("tests/{name}"), exe))
-        .collect::<Vec<_>>();
+    let mut binaries =
+        test_binaries()?.into_iter().map(|(name, exe)| (format!("tests/{name}"), exe)).collect::<Vec<_>>();
     binaries.push(("zkgpu-bench".to_string(), bench::build_runner()?));
     for (name, exe) in binaries {
         let stripped = scratch.join(name.replace('/', "-"));
@@ -60,7 +58,11 @@ pub fn run(dir: &Path) -> Result<()> {
     if size > MAX_BYTES {
         return Err(format!("bundle is {mib:.1} MiB, over the 64 MiB limit"));
     }
-    eprintln!("xtask: bundle ready: {} ({mib:.1} MiB). On the GPU host: {}/run.sh OUT_DIR", dir.display(), dir.display());
+    eprintln!(
+        "xtask: bundle ready: {} ({mib:.1} MiB). On the GPU host: {}/run.sh OUT_DIR",
+        dir.display(),
+        dir.display()
+    );
     Ok(())
 }
 
@@ -88,7 +90,16 @@ fn test_binaries() -> Result<Vec<(String, PathBuf)>> {
     let messages = util::cargo_json(
         "building release test binaries (cargo test --no-run)",
         util::cargo()
-            .args(["test", "--workspace", "--exclude", "xtask", "--features", "zkgpu/bellperson", "--release", "--no-run"])
+            .args([
+                "test",
+                "--workspace",
+                "--exclude",
+                "xtask",
+                "--features",
+                "zkgpu/bellperson",
+                "--release",
+                "--no-run",
+            ])
             .env("ZKGPU_PTX", "build"),
     )?;
     let mut found = Vec::new();
@@ -138,7 +149,8 @@ fn gzip(src: &Path, dst: &Path) -> Result<()> {
 
 fn make_executable(path: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn folder_size(dir: &Path) -> Result<u64> {

@@ -15,9 +15,9 @@ mod test;
 mod util;
 
 use clap::{Parser, Subcommand};
-use xtask::bench_args::BenchArgs;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use xtask::bench_args::BenchArgs;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", bin_name = "cargo xtask", about = "zkgpu developer tasks", version)]

@@ -101,7 +101,9 @@ pub fn run(check: bool) -> Result<Report> {
     problems.extend(spill_problems(&report));
     if check {
         if problems.is_empty() {
-            eprintln!("xtask: PTX check passed (committed PTX fresh, ptxas clean, no spills in hot kernels beyond ACCEPTED_SPILLS)");
+            eprintln!(
+                "xtask: PTX check passed (committed PTX fresh, ptxas clean, no spills in hot kernels beyond ACCEPTED_SPILLS)"
+            );
         } else {
             return Err(problems.join("\n"));
         }
@@ -150,7 +152,8 @@ pub fn from_messages(messages: &[serde_json::Value]) -> Result<BuiltPtx> {
         })
         .find_map(|m| m["out_dir"].as_str().map(PathBuf::from))
         .ok_or("cargo reported no build-script run for the zkgpu package")?;
-    let module = |stem: &str| ARCHES.iter().map(|arch| (*arch, out_dir.join(format!("{stem}_{arch}.ptx")))).collect::<Vec<_>>();
+    let module =
+        |stem: &str| ARCHES.iter().map(|arch| (*arch, out_dir.join(format!("{stem}_{arch}.ptx")))).collect::<Vec<_>>();
     let (files, test_files) = (module("zkgpu"), module("zkgpu_test"));
     for (_, f) in &files {
         if !f.exists() {
@@ -290,7 +293,9 @@ pub fn print_table(report: &Report, filter: Option<&dyn Fn(&str) -> bool>) {
         top.push_str(&format!(" | {arch:<31}"));
         header.push_str(&cell("regs", "smem", "stack", "spill st/ld"));
     }
-    println!("\nptxas resources per kernel (bytes; * = test-only kernel, spills there are not fatal; + = spills accepted up to a ceiling, see ACCEPTED_SPILLS in xtask/src/ptx.rs)");
+    println!(
+        "\nptxas resources per kernel (bytes; * = test-only kernel, spills there are not fatal; + = spills accepted up to a ceiling, see ACCEPTED_SPILLS in xtask/src/ptx.rs)"
+    );
     println!("{top}\n{header}\n{}", "-".repeat(header.len()));
     for name in names {
         let mark = if !is_hot(name) {
@@ -363,7 +368,10 @@ ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 64 bytes c
         let spill = |name: &str, st, ld| Report {
             per_arch: BTreeMap::from([(
                 "sm_90",
-                BTreeMap::from([(name.to_string(), Resources { spill_stores: st, spill_loads: ld, ..Default::default() })]),
+                BTreeMap::from([(
+                    name.to_string(),
+                    Resources { spill_stores: st, spill_loads: ld, ..Default::default() },
+                )]),
             )]),
         };
         assert!(spill_problems(&spill("batch_add_g2_accumulate", 988, 644)).is_empty());

@@ -130,7 +130,12 @@ impl Ptxas {
         }
         let misses: Vec<usize> = (0..jobs.len()).filter(|&i| found[i].is_none()).collect();
         if misses.is_empty() {
-            eprintln!("xtask: ptxas {}: {} module(s) from the cache ({})", self.version, jobs.len(), self.results.display());
+            eprintln!(
+                "xtask: ptxas {}: {} module(s) from the cache ({})",
+                self.version,
+                jobs.len(),
+                self.results.display()
+            );
             return Ok(found.into_iter().flatten().collect());
         }
         if self.fetch && !self.program.exists() {
@@ -266,15 +271,18 @@ fn parse_version(text: &str) -> Option<String> {
 fn fetch_wheel(bin: &Path) -> Result<()> {
     let cache = bin.parent().ok_or("ptxas path without a folder")?;
     let wheels = cache.join("wheel");
-    crate::progress::step(format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB) into {}", cache.display()), |_| {
-        let status = Command::new("python3")
-            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
-            .arg(&wheels)
-            .arg(PTXAS_WHEEL)
-            .status()
-            .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
-        if status.success() { Ok(()) } else { Err(format!("pip download {PTXAS_WHEEL} failed ({status})")) }
-    })?;
+    crate::progress::step(
+        format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB) into {}", cache.display()),
+        |_| {
+            let status = Command::new("python3")
+                .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
+                .arg(&wheels)
+                .arg(PTXAS_WHEEL)
+                .status()
+                .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
+            if status.success() { Ok(()) } else { Err(format!("pip download {PTXAS_WHEEL} failed ({status})")) }
+        },
+    )?;
     // Take only bin/ptxas out of the wheel (a zip); python's zipfile avoids needing `unzip`.
     let extract = r#"
 import sys, zipfile, glob, os, shutil
@@ -417,7 +425,8 @@ echo "ptxas info    : Used 40 registers, used 0 barriers" >&2
         p.assemble(&[Job { arch: "sm_90", ptx: &ptx }], "a test").unwrap();
         assert_eq!(fake.runs(), 4, "another PTX text is a miss");
         std::fs::write(&ptx, "one").unwrap();
-        let again = p.assemble(&[Job { arch: "sm_90", ptx: &ptx }, Job { arch: "sm_80", ptx: &ptx }], "a test").unwrap();
+        let again =
+            p.assemble(&[Job { arch: "sm_90", ptx: &ptx }, Job { arch: "sm_80", ptx: &ptx }], "a test").unwrap();
         assert_eq!(fake.runs(), 4, "the first text is still cached for both arches");
         assert!(again.iter().all(|a| a.cached));
     }

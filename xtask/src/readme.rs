@@ -36,12 +36,14 @@ pub fn run(check: bool) -> Result<()> {
     if !check {
         draw_plots(&dir, &files)?;
     }
-    let loaded: Vec<(String, Results)> = files.iter().map(|p| Ok((file_name(p), Results::read(p)?))).collect::<Result<_>>()?;
+    let loaded: Vec<(String, Results)> =
+        files.iter().map(|p| Ok((file_name(p), Results::read(p)?))).collect::<Result<_>>()?;
     let mut stale = Vec::new();
     let root = util::root();
-    for (path, markers, body) in
-        [(root.join("README.md"), HEADLINE, headline(&loaded)), (dir.join("README.md"), RESULTS, full_tables(&dir, &loaded))]
-    {
+    for (path, markers, body) in [
+        (root.join("README.md"), HEADLINE, headline(&loaded)),
+        (dir.join("README.md"), RESULTS, full_tables(&dir, &loaded)),
+    ] {
         if let Some(name) = update_section(&path, markers, &body, check)? {
             stale.push(name);
         }
@@ -69,7 +71,9 @@ fn file_name(p: &Path) -> String {
 /// `dir/*.<ext>`, sorted by name.
 fn files_with(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(d) => d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == ext)).collect(),
+        Ok(d) => {
+            d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|e| e == ext)).collect()
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(format!("{}: {e}", dir.display())),
     };
@@ -120,7 +124,11 @@ fn draw_plots(dir: &Path, files: &[PathBuf]) -> Result<()> {
             .output()
             .map_err(|e| format!("{}: {e}", runner.display()))?;
         if !out.status.success() {
-            return Err(format!("zkgpu-bench --from {} failed:\n{}", json.display(), String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "zkgpu-bench --from {} failed:\n{}",
+                json.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
     }
     let drawn = files_with(&scratch, "svg")?;
@@ -149,13 +157,26 @@ fn check_plots() -> Result<()> {
     let result = util::run_step(
         "redrawing the plots (the bench runner's plot test)",
         util::cargo()
-            .args(["test", "--workspace", "--features", TEST_FEATURES, "--bin", "zkgpu-bench", "--", PLOT_TEST, "--exact"])
+            .args([
+                "test",
+                "--workspace",
+                "--features",
+                TEST_FEATURES,
+                "--bin",
+                "zkgpu-bench",
+                "--",
+                PLOT_TEST,
+                "--exact",
+            ])
             .env("ZKGPU_PTX", "build"),
         &mut |_, line| output.push(line.to_string()),
     );
     result.map_err(|e| {
-        let detail: Vec<&str> =
-            output.iter().map(String::as_str).filter(|l| l.contains("benches/results/") || l.contains("panicked")).collect();
+        let detail: Vec<&str> = output
+            .iter()
+            .map(String::as_str)
+            .filter(|l| l.contains("benches/results/") || l.contains("panicked"))
+            .collect();
         if detail.is_empty() { e } else { detail.join("; ") }
     })
 }
@@ -263,7 +284,9 @@ fn headline(files: &[(String, Results)]) -> String {
             "\nNo `benches/results/{HEADLINE_FILE}` yet: record one with `cargo xtask bench --json benches/results/{HEADLINE_FILE}` on an H200.\n\n"
         );
     };
-    let mut md = String::from("\n| on one NVIDIA H200 | n | zkgpu, best variant | peer | zkgpu vs peer |\n|---|---:|---:|---:|---:|\n");
+    let mut md = String::from(
+        "\n| on one NVIDIA H200 | n | zkgpu, best variant | peer | zkgpu vs peer |\n|---|---:|---:|---:|---:|\n",
+    );
     for &(label, op, inputs, sizes) in HEADLINE_ROWS {
         for &log_n in sizes {
             let best = results
@@ -283,11 +306,13 @@ fn headline(files: &[(String, Results)]) -> String {
         }
     }
     let mut groth16 = false;
-    let g16: Vec<&Row> = results.rows.iter().filter(|r| r.op == "groth16_prove" && !r.variant.ends_with("-x5")).collect();
+    let g16: Vec<&Row> =
+        results.rows.iter().filter(|r| r.op == "groth16_prove" && !r.variant.ends_with("-x5")).collect();
     for &log_n in HEADLINE_GROTH16 {
         let here: Vec<&Row> = g16.iter().copied().filter(|r| r.log_n == log_n).collect();
         let Some(single) = here.iter().copied().find(|r| r.variant == "zkgpu") else { continue };
-        let constraints = extra(single, "constraints").map(|c| format!(", {:.2}M constraints", c / 1e6)).unwrap_or_default();
+        let constraints =
+            extra(single, "constraints").map(|c| format!(", {:.2}M constraints", c / 1e6)).unwrap_or_default();
         // One proof at a time: latency against supraseal's single proof.
         if let Some(peer) = supraseal_peer(&here, single) {
             groth16 = true;
@@ -309,7 +334,9 @@ fn headline(files: &[(String, Results)]) -> String {
                 .filter_map(|r| proofs_per_s(r).map(|p| (p, r)))
                 .max_by(|a, b| a.0.total_cmp(&b.0))
         };
-        if let (Some((ours, row)), Some((theirs, peer))) = (best(&|v| v.starts_with("zkgpu")), best(&|v| v.starts_with("supraseal"))) {
+        if let (Some((ours, row)), Some((theirs, peer))) =
+            (best(&|v| v.starts_with("zkgpu")), best(&|v| v.starts_with("supraseal")))
+        {
             groth16 = true;
             let _ = writeln!(
                 md,
@@ -323,7 +350,9 @@ fn headline(files: &[(String, Results)]) -> String {
         }
     }
     let supraseal = match (groth16, all_verified(&g16)) {
-        (true, true) => "; supraseal = supraseal-c2, run beside zkgpu in the same session (synthesis included, every proof verified)",
+        (true, true) => {
+            "; supraseal = supraseal-c2, run beside zkgpu in the same session (synthesis included, every proof verified)"
+        }
         (true, false) => "; supraseal = supraseal-c2, run beside zkgpu in the same session (synthesis included)",
         _ => "",
     };
@@ -346,8 +375,11 @@ fn driver_line(results: &Results) -> String {
 // ---------------------------------------------------------------------------------------------------------
 // benches/results/README.md: every row.
 
-/// Op families, as the plots group them (xtask/src/runner/plot.rs): (key, title, claims op).
-const FAMILIES: &[(&str, &str, fn(&str) -> bool)] = &[
+/// An op family: (key, title, whether it claims an op).
+type FamilyKey = (&'static str, &'static str, fn(&str) -> bool);
+
+/// Op families, as the plots group them (xtask/src/runner/plot.rs).
+const FAMILIES: &[FamilyKey] = &[
     ("msm", "MSM", |op| op.starts_with("msm_")),
     ("ntt", "NTT", |op| op.starts_with("ntt_")),
     ("batch_add", "Batch addition", |op| op.starts_with("batch_add_")),
@@ -365,7 +397,9 @@ fn ntt_rank(op: &str) -> (bool, bool, String) {
 fn full_tables(dir: &Path, files: &[(String, Results)]) -> String {
     let mut md = String::new();
     if files.is_empty() {
-        md.push_str("\nNo results recorded yet: run `cargo xtask bench --json benches/results/<gpu>.json` on a GPU.\n\n");
+        md.push_str(
+            "\nNo results recorded yet: run `cargo xtask bench --json benches/results/<gpu>.json` on a GPU.\n\n",
+        );
         return md;
     }
     for (name, results) in files {
@@ -427,7 +461,8 @@ fn full_tables(dir: &Path, files: &[(String, Results)]) -> String {
 
 /// "commit `abc`", or, for rows merged from several runs, every row's commit.
 fn commits(results: &Results) -> String {
-    let mut commits: Vec<&str> = results.rows.iter().filter_map(|r| r.extra.get("commit").and_then(|c| c.as_str())).collect();
+    let mut commits: Vec<&str> =
+        results.rows.iter().filter_map(|r| r.extra.get("commit").and_then(|c| c.as_str())).collect();
     commits.sort_unstable();
     commits.dedup();
     match commits.as_slice() {
@@ -463,7 +498,8 @@ fn op_table(results: &Results, op: &str) -> String {
         let _ = writeln!(md, "|---:|---|{}", "---:|".repeat(variants.len()));
         for (log_n, inputs) in keys {
             let at = |v: &str| rows.iter().find(|r| r.log_n == log_n && r.inputs == inputs && r.variant == v);
-            let cells: Vec<String> = variants.iter().map(|v| at(v).map(|r| cell(results, r)).unwrap_or_default()).collect();
+            let cells: Vec<String> =
+                variants.iter().map(|v| at(v).map(|r| cell(results, r)).unwrap_or_default()).collect();
             let _ = writeln!(md, "| {log_n} | {inputs} | {} |", cells.join(" | "));
         }
     } else if variants.len() <= 6 {
@@ -471,7 +507,8 @@ fn op_table(results: &Results, op: &str) -> String {
         let _ = writeln!(md, "|---:|---|{}---:|---:|", "---:|".repeat(variants.len()));
         for (log_n, inputs) in keys {
             let at = |v: &str| rows.iter().find(|r| r.log_n == log_n && r.inputs == inputs && r.variant == v);
-            let cells: Vec<String> = variants.iter().map(|v| at(v).map(|r| cell(results, r)).unwrap_or_default()).collect();
+            let cells: Vec<String> =
+                variants.iter().map(|v| at(v).map(|r| cell(results, r)).unwrap_or_default()).collect();
             let best = rows
                 .iter()
                 .filter(|r| r.log_n == log_n && r.inputs == inputs)
@@ -602,9 +639,15 @@ mod tests {
             row("ntt_fwd_nn", "gpu", 28, "device", 74.1),
         ]);
         let md = headline(&files);
-        assert!(md.contains("| MSM G1, device-resident | 2^24 | 99.7 ms `precompute4` | 155.5 ms sppark | **1.56x** |"), "{md}");
+        assert!(
+            md.contains("| MSM G1, device-resident | 2^24 | 99.7 ms `precompute4` | 155.5 ms sppark | **1.56x** |"),
+            "{md}"
+        );
         assert!(!md.contains("supraseal"), "{md}");
-        assert!(md.contains("| NTT Fr, forward, natural order | 2^28 | 74.1 ms `gpu` | 104.3 ms sppark | **1.41x** |"), "{md}");
+        assert!(
+            md.contains("| NTT Fr, forward, natural order | 2^28 | 74.1 ms `gpu` | 104.3 ms sppark | **1.41x** |"),
+            "{md}"
+        );
         assert!(!md.contains("2^26"), "no row without data");
         assert!(!md.contains("Groth16"), "no Groth16 row without Groth16 data");
         assert!(headline(&[]).contains("No `benches/results/h200.json` yet"));
@@ -623,7 +666,10 @@ mod tests {
             let mut r = row("groth16_prove", variant, 20, "host", ms);
             r.extra.insert("proofs_per_s".into(), serde_json::json!(pps));
             r.extra.insert("constraints".into(), serde_json::json!(1_014_405));
-            r.extra.insert("circuit".into(), serde_json::json!(if variant.ends_with("-x5") { "x5-rounds" } else { "sha256-38" }));
+            r.extra.insert(
+                "circuit".into(),
+                serde_json::json!(if variant.ends_with("-x5") { "x5-rounds" } else { "sha256-38" }),
+            );
             r.extra.insert("verified".into(), serde_json::json!(true));
             if variant.starts_with("zkgpu") {
                 r.extra.insert("gpu_busy".into(), serde_json::json!(0.5));
@@ -637,7 +683,12 @@ mod tests {
     fn groth16_headline_and_table() {
         let files = h200(groth16_rows());
         let md = headline(&files);
-        assert!(md.contains("| Groth16, 1.01M constraints, one proof | 2^20 | 854 ms `zkgpu` | 817 ms supraseal | **0.96x** |"), "{md}");
+        assert!(
+            md.contains(
+                "| Groth16, 1.01M constraints, one proof | 2^20 | 854 ms `zkgpu` | 817 ms supraseal | **0.96x** |"
+            ),
+            "{md}"
+        );
         assert!(
             md.contains("| Groth16, 1.01M constraints, throughput | 2^20 | 14.3 proofs/s `zkgpu-stream` | 7.35 proofs/s supraseal-batch32 | **1.95x** |"),
             "{md}"

@@ -1,6 +1,8 @@
 //! `cargo xtask test [--gpu]`: the project's test command (what CI runs).
 //!
-//! 1. PTX check (`cargo xtask ptx --check`: committed PTX fresh, ptxas clean, no spills in hot kernels);
+//! 1. PTX check (`cargo xtask ptx --check`: committed PTX fresh, ptxas clean, no spills in hot kernels), then
+//!    `cargo fmt --check`, `cargo clippy --workspace --all-targets -D warnings` and `cargo doc` (warnings
+//!    denied);
 //! 2. `cargo test --workspace` (with the bench runner's tests) and the PTX built from source; the GPU tests are `#[ignore]`d, so this is the
 //!    CPU suite. `--gpu` first checks that a CUDA GPU is present (through `zkgpu::Gpu::count()`, by the bench
 //!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`, except the
@@ -43,7 +45,7 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     if stable && !stable_step {
         eprintln!("xtask: no `stable` toolchain installed: skipping the stable consumer build");
     }
-    let steps = if stable_step { 5 } else { 4 };
+    let steps = if stable_step { 6 } else { 5 };
     let mut number = 0;
     let mut failures = Vec::new();
     // Each step: a header line, then its own progress (spinners of the builds, ptxas and test runs inside
@@ -64,10 +66,11 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     };
 
     step("ptx check", &mut || ptx::run(true).map(|_| ()));
+    step("format, lints and docs (cargo fmt --check, clippy and rustdoc with warnings denied)", &mut lint);
 
     let mut cmd = util::cargo();
     // `xtask/runner` adds the bench runner's own tests (input generation, CPU cases, size syntax).
-    cmd.args(["test", "--workspace", "--features", "xtask/runner,zkgpu/bellperson"]).env("ZKGPU_PTX", "build");
+    cmd.args(["test", "--workspace", "--features", FEATURES]).env("ZKGPU_PTX", "build");
     if gpu || !cargo_args.is_empty() {
         cmd.arg("--");
         if gpu {
@@ -105,6 +108,31 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     // The closing line: totals over every test binary, the ignored tests by their reason.
     println!("{}", counts.summary());
     verdict
+}
+
+/// The features every check builds with: the bench runner (its own tests) and the Groth16 prover.
+const FEATURES: &str = "xtask/runner,zkgpu/bellperson";
+
+/// `cargo fmt --check` (rustfmt.toml; kernels/ excepted, see there), `cargo clippy` over every target and
+/// `cargo doc`, warnings denied in both.
+fn lint() -> Result<()> {
+    let echo = &mut |step: &crate::progress::Step, line: &str| step.println(line);
+    util::run_step("cargo fmt --check", util::cargo().args(["fmt", "--all", "--", "--check"]), echo)?;
+    util::run_step(
+        "cargo clippy --workspace --all-targets -- -D warnings",
+        util::cargo()
+            .args(["clippy", "--workspace", "--all-targets", "--features", FEATURES, "--", "-D", "warnings"])
+            .env("ZKGPU_PTX", "build"),
+        echo,
+    )?;
+    util::run_step(
+        "cargo doc --no-deps (warnings denied)",
+        util::cargo()
+            .args(["doc", "--no-deps", "--workspace", "--features", FEATURES])
+            .env("ZKGPU_PTX", "build")
+            .env("RUSTDOCFLAGS", "-D warnings"),
+        echo,
+    )
 }
 
 /// Build the host crate the way a stable-Rust prover would: stable toolchain, committed PTX, no nightly.

@@ -116,8 +116,20 @@ pub fn run_step(label: &str, cmd: &mut Command, on_stdout: &mut dyn FnMut(&Step,
 /// any other line.
 fn cargo_status(line: &str) -> Option<String> {
     const WORDS: [&str; 14] = [
-        "Compiling", "Checking", "Running", "Doc-tests", "Fresh", "Finished", "Building", "Blocking",
-        "Downloading", "Downloaded", "Updating", "Locking", "Adding", "Executable",
+        "Compiling",
+        "Checking",
+        "Running",
+        "Doc-tests",
+        "Fresh",
+        "Finished",
+        "Building",
+        "Blocking",
+        "Downloading",
+        "Downloaded",
+        "Updating",
+        "Locking",
+        "Adding",
+        "Executable",
     ];
     let plain = strip_ansi(line);
     let text = plain.trim();
@@ -235,10 +247,8 @@ pub fn cargo_json(label: &str, cmd: &mut Command) -> Result<Vec<serde_json::Valu
 pub fn describe(cmd: &Command) -> String {
     let mut parts = vec![cmd.get_program().to_string_lossy().into_owned()];
     parts.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
-    let envs: Vec<String> = cmd
-        .get_envs()
-        .filter_map(|(k, v)| Some(format!("{}={}", k.to_string_lossy(), v?.to_string_lossy())))
-        .collect();
+    let envs: Vec<String> =
+        cmd.get_envs().filter_map(|(k, v)| Some(format!("{}={}", k.to_string_lossy(), v?.to_string_lossy()))).collect();
     if envs.is_empty() { parts.join(" ") } else { format!("{} {}", envs.join(" "), parts.join(" ")) }
 }
 

@@ -187,7 +187,8 @@ fn variants<'a>(op: &'a dyn BenchOp, target: Target, wanted: &[String]) -> Vec<&
 
 /// Open the GPU if there is one; otherwise say why (and `fallback`, what happens instead) and return None.
 fn open_gpu(ordinal: usize, fallback: &str) -> Option<Gpu> {
-    let opened = Gpu::count().and_then(|count| if count == 0 { Err(zkgpu::Error::NoDevice) } else { Gpu::new(ordinal) });
+    let opened =
+        Gpu::count().and_then(|count| if count == 0 { Err(zkgpu::Error::NoDevice) } else { Gpu::new(ordinal) });
     match opened {
         Ok(gpu) => {
             let i = gpu.info();
@@ -231,13 +232,19 @@ fn list(ops: &[Box<dyn BenchOp>]) {
         .map(|(_, cols)| usize::from(cols))
         .unwrap_or_else(|| bench_args::columns_or(100))
         .clamp(40, 160);
-    let sizes = |s: &[u32]| if s.is_empty() { "-".to_string() } else { s.iter().map(u32::to_string).collect::<Vec<_>>().join(",") };
+    let sizes = |s: &[u32]| {
+        if s.is_empty() { "-".to_string() } else { s.iter().map(u32::to_string).collect::<Vec<_>>().join(",") }
+    };
     let names = |v: &[&str]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
     println!("Ops (select by name or prefix: `mul`, `ntt_fwd`, `batch-add`; * = not in the default sweep).");
     println!("Variants: the first is the baseline the table's ratio column divides by.\n");
     let details = |op: &dyn BenchOp| {
         (
-            format!("sizes (log2): GPU {}; CPU {}", sizes(op.default_sizes(Target::Gpu)), sizes(op.default_sizes(Target::Cpu))),
+            format!(
+                "sizes (log2): GPU {}; CPU {}",
+                sizes(op.default_sizes(Target::Gpu)),
+                sizes(op.default_sizes(Target::Cpu))
+            ),
             format!("GPU variants: {}", names(op.variants(Target::Gpu))),
             format!("CPU variants: {}", names(op.variants(Target::Cpu))),
             op.about(),
@@ -316,7 +323,10 @@ mod tests {
         assert_eq!(names(&["mul"]), vec!["mul_fq", "mul_fr"]);
         assert_eq!(names(&["mul_fr"]), vec!["mul_fr"]);
         assert_eq!(names(&["batch-add"]), names(&["batch_add"]));
-        assert_eq!(names(&["batch-add"]), vec!["batch_add_g1_all", "batch_add_g1_half", "batch_add_g2_all", "batch_add_g2_half"]);
+        assert_eq!(
+            names(&["batch-add"]),
+            vec!["batch_add_g1_all", "batch_add_g1_half", "batch_add_g2_all", "batch_add_g2_half"]
+        );
         assert!(ops::select(ops::registry(), &["mu".to_string()]).is_err());
     }
 }

@@ -138,7 +138,15 @@ struct Panel {
 
 impl Panel {
     fn new(title: impl Into<String>, scale: Scale, y_desc: impl Into<String>, x_desc: &'static str) -> Panel {
-        Panel { title: title.into(), scale, y_desc: y_desc.into(), x_desc, x_bytes: false, series: Vec::new(), references: Vec::new() }
+        Panel {
+            title: title.into(),
+            scale,
+            y_desc: y_desc.into(),
+            x_desc,
+            x_bytes: false,
+            series: Vec::new(),
+            references: Vec::new(),
+        }
     }
 
     fn push(&mut self, label: impl Into<String>, color: RGBColor, marker: Marker, line: Line, points: Vec<(f64, f64)>) {
@@ -170,7 +178,7 @@ fn extra(row: &Row, name: &str) -> Option<f64> {
 }
 
 /// The ops of `results` that `pred` accepts, in file order.
-fn ops_where<'a>(results: &'a Results, pred: impl Fn(&str) -> bool) -> Vec<&'a str> {
+fn ops_where(results: &Results, pred: impl Fn(&str) -> bool) -> Vec<&str> {
     let mut ops: Vec<&str> = Vec::new();
     for r in &results.rows {
         if pred(&r.op) && !ops.contains(&r.op.as_str()) {
@@ -273,9 +281,12 @@ fn op_label(op: &str) -> String {
     if words.is_empty() { op.to_string() } else { words.join(" ") }
 }
 
+/// Which ops a family claims, and how its panels are built.
+type FamilyBuilder = (fn(&str) -> bool, fn(&Results) -> Family);
+
 /// Each family's panels; ops no family claims go to `other`.
 fn families(results: &Results) -> Vec<Family> {
-    let builders: [(fn(&str) -> bool, fn(&Results) -> Family); 7] = [
+    let builders: [FamilyBuilder; 7] = [
         (|op| op.starts_with("msm_"), msm),
         (|op| op.starts_with("ntt_"), ntt),
         (|op| op.starts_with("batch_add_"), batch_add),
@@ -313,7 +324,13 @@ fn families(results: &Results) -> Vec<Family> {
                         break;
                     }
                     let vrows: Vec<&Row> = rows.iter().copied().filter(|r| r.variant == v).collect();
-                    panel.push(format!("{v} ({inputs})"), PALETTE[k], Marker::Dot, Line::Solid, best(&vrows, inputs, median_ms, false));
+                    panel.push(
+                        format!("{v} ({inputs})"),
+                        PALETTE[k],
+                        Marker::Dot,
+                        Line::Solid,
+                        best(&vrows, inputs, median_ms, false),
+                    );
                     k += 1;
                 }
             }
@@ -338,7 +355,8 @@ fn time_and_speedup(
     series: &[(&str, &str, String, &str)],
     results: &Results,
 ) -> Family {
-    let mut time = Panel::new(format!("{what}: median time, best variant per size"), Scale::Time, "median time", x_desc);
+    let mut time =
+        Panel::new(format!("{what}: median time, best variant per size"), Scale::Time, "median time", x_desc);
     let mut ratio = Panel::new(
         format!("{what}: speed-up over {} (H200)", peers::PEER_NAME),
         Scale::Ratio,
@@ -353,7 +371,11 @@ fn time_and_speedup(
         time.push(format!("zkgpu {label}"), color, Marker::Dot, Line::Solid, ms.clone());
         if !peer.is_empty() && !ms.is_empty() {
             // sppark's end-to-end NTT figures are of another configuration than zkgpu's rows: say which.
-            let peer_label = if peer_op == op { label.clone() } else { format!("{}, {}", op_label(peer_op), placement_label(inputs)) };
+            let peer_label = if peer_op == op {
+                label.clone()
+            } else {
+                format!("{}, {}", op_label(peer_op), placement_label(inputs))
+            };
             time.push(format!("sppark {peer_label}"), color, peer_marker(inputs), Line::None, peer.clone());
             ratio.push(label.clone(), color, Marker::Dot, Line::Solid, speedup(&ms, &peer));
         }
@@ -429,7 +451,12 @@ fn field(results: &Results) -> Family {
         "multiplications / s",
         "threads (chains of multiplications)",
     );
-    let mut inv = Panel::new("Field inversion: throughput, best variant", Scale::Rate, "inversions / s", "threads (chains of inversions)");
+    let mut inv = Panel::new(
+        "Field inversion: throughput, best variant",
+        Scale::Rate,
+        "inversions / s",
+        "threads (chains of inversions)",
+    );
     for (k, op) in ops_where(results, |op| op.starts_with("mul_")).into_iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
         let rows = rows_of(results, op);
@@ -489,7 +516,13 @@ fn transfers(results: &Results) -> Family {
                     _ => None,
                 })
                 .collect();
-            panel.push(format!("sppark {name}, {}", placement_label(inputs)), color, peer_marker(inputs), Line::None, peer);
+            panel.push(
+                format!("sppark {name}, {}", placement_label(inputs)),
+                color,
+                peer_marker(inputs),
+                Line::None,
+                peer,
+            );
         }
     }
     Family { key: "transfers", title: "Transfers", panels: vec![panel] }
@@ -498,7 +531,8 @@ fn transfers(results: &Results) -> Family {
 fn pipeline(results: &Results) -> Family {
     let ops = ops_where(results, |op| op.starts_with("pipeline_"));
     let mut time = Panel::new("Groth16 partition jobs: time per job", Scale::Time, "wall time per job", "domain n");
-    let mut busy = Panel::new("Groth16 partition jobs: GPU busy", Scale::Fraction, "kernel time / wall time", "domain n");
+    let mut busy =
+        Panel::new("Groth16 partition jobs: GPU busy", Scale::Fraction, "kernel time / wall time", "domain n");
     let mut k = 0;
     for op in &ops {
         let rows = rows_of(results, op);
@@ -561,16 +595,26 @@ fn proofs_per_s(r: &Row) -> Option<f64> {
 
 fn groth16(results: &Results) -> Family {
     // SHA-256 chains only: the x^5 circuits (`-x5`) are another workload.
-    let rows: Vec<&Row> = rows_of(results, "groth16_prove").into_iter().filter(|r| !r.variant.ends_with("-x5")).collect();
+    let rows: Vec<&Row> =
+        rows_of(results, "groth16_prove").into_iter().filter(|r| !r.variant.ends_with("-x5")).collect();
     let mut variants: Vec<&str> = Vec::new();
     for r in &rows {
         if !variants.contains(&r.variant.as_str()) {
             variants.push(&r.variant);
         }
     }
-    let mut rate = Panel::new("Groth16 proofs of SHA-256 chains: throughput", Scale::Rate, "proofs / s (synthesis included)", "domain n");
-    let mut ratio =
-        Panel::new("Groth16: zkgpu's speed-up over supraseal", Scale::Ratio, "proofs/s vs supraseal (> 1: zkgpu faster)", "domain n");
+    let mut rate = Panel::new(
+        "Groth16 proofs of SHA-256 chains: throughput",
+        Scale::Rate,
+        "proofs / s (synthesis included)",
+        "domain n",
+    );
+    let mut ratio = Panel::new(
+        "Groth16: zkgpu's speed-up over supraseal",
+        Scale::Ratio,
+        "proofs/s vs supraseal (> 1: zkgpu faster)",
+        "domain n",
+    );
     ratio.references.push(("supraseal = 1 (as many in flight)".into(), 1.0, REFERENCE));
     let (mut ours, mut theirs) = (0, 0);
     let peer_markers = [Marker::Triangle, Marker::Square, Marker::Diamond, Marker::Cross];
@@ -607,7 +651,8 @@ fn groth16(results: &Results) -> Family {
 fn draw_figure(title: &str, panels: &[&Panel]) -> Result<String> {
     let cols = panels.len().clamp(1, FIGURE_COLS);
     let rows: Vec<&[&Panel]> = panels.chunks(cols).collect();
-    let row_h = |row: &[&Panel]| CHART_H + LEGEND_PAD + LEGEND_ROW_H * row.iter().map(|p| p.legend_rows()).max().unwrap_or(0);
+    let row_h =
+        |row: &[&Panel]| CHART_H + LEGEND_PAD + LEGEND_ROW_H * row.iter().map(|p| p.legend_rows()).max().unwrap_or(0);
     let width = PANEL_W * cols as u32;
     let height = TITLE_H + rows.iter().map(|r| row_h(r)).sum::<u32>().max(CHART_H);
     let mut svg = String::new();
@@ -652,13 +697,15 @@ macro_rules! draw_marker {
                     + PathElement::new(vec![(-5, -5), (5, 5)], stroke)
                     + PathElement::new(vec![(-5, 5), (5, -5)], stroke)),
             ),
-            Marker::Triangle => $area.draw(&(EmptyElement::at(at) + PathElement::new(vec![(0, -6), (6, 5), (-6, 5), (0, -6)], stroke))),
-            Marker::Square => {
-                $area.draw(&(EmptyElement::at(at) + PathElement::new(vec![(-5, -5), (5, -5), (5, 5), (-5, 5), (-5, -5)], stroke)))
+            Marker::Triangle => {
+                $area.draw(&(EmptyElement::at(at) + PathElement::new(vec![(0, -6), (6, 5), (-6, 5), (0, -6)], stroke)))
             }
-            Marker::Diamond => {
-                $area.draw(&(EmptyElement::at(at) + PathElement::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0), (0, -6)], stroke)))
-            }
+            Marker::Square => $area.draw(
+                &(EmptyElement::at(at) + PathElement::new(vec![(-5, -5), (5, -5), (5, 5), (-5, 5), (-5, -5)], stroke)),
+            ),
+            Marker::Diamond => $area.draw(
+                &(EmptyElement::at(at) + PathElement::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0), (0, -6)], stroke)),
+            ),
         }
     }};
 }
@@ -703,7 +750,12 @@ fn draw_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, p: &Panel)
         .draw()?;
     for (_, value, color) in &p.references {
         if let Some(y) = to_y(scale, *value) {
-            chart.draw_series(DashedLineSeries::new(vec![(x_range.start, y), (x_range.end, y)], 6, 4, color.stroke_width(1)))?;
+            chart.draw_series(DashedLineSeries::new(
+                vec![(x_range.start, y), (x_range.end, y)],
+                6,
+                4,
+                color.stroke_width(1),
+            ))?;
         }
     }
     for s in &p.series {
@@ -793,7 +845,8 @@ fn x_ticks(lo: f64, hi: f64) -> Vec<f64> {
 fn y_axis(scale: Scale, lo: f64, hi: f64) -> (std::ops::Range<f64>, Vec<f64>) {
     match scale {
         Scale::Time | Scale::Rate => {
-            let (lo, hi) = if hi - lo < 0.3 { ((lo + hi) / 2.0 - 0.3, (lo + hi) / 2.0 + 0.3) } else { (lo - 0.12, hi + 0.12) };
+            let (lo, hi) =
+                if hi - lo < 0.3 { ((lo + hi) / 2.0 - 0.3, (lo + hi) / 2.0 + 0.3) } else { (lo - 0.12, hi + 0.12) };
             let decades = hi - lo;
             let (mantissas, every): (&[f64], i64) = match decades {
                 d if d <= 0.8 => (&[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], 1),
@@ -934,7 +987,13 @@ mod tests {
     }
 
     fn results(rows: Vec<Row>) -> Results {
-        Results { gpu: "NVIDIA H200".into(), driver: "580".into(), commit: "test".into(), date: "2026-01-01T00:00:00Z".into(), rows }
+        Results {
+            gpu: "NVIDIA H200".into(),
+            driver: "580".into(),
+            commit: "test".into(),
+            date: "2026-01-01T00:00:00Z".into(),
+            rows,
+        }
     }
 
     #[test]
@@ -988,7 +1047,8 @@ mod tests {
             rows.push(r);
         }
         let refs: Vec<&Row> = rows.iter().collect();
-        let peer = |v: &str| supraseal_peer(&refs, refs.iter().find(|r| r.variant == v).unwrap()).map(|p| p.variant.clone());
+        let peer =
+            |v: &str| supraseal_peer(&refs, refs.iter().find(|r| r.variant == v).unwrap()).map(|p| p.variant.clone());
         assert_eq!(peer("zkgpu").as_deref(), Some("supraseal"));
         assert_eq!(peer("zkgpu-stream").as_deref(), Some("supraseal-batch32"));
         assert_eq!(peer("zkgpu-x5"), None);
@@ -1018,9 +1078,13 @@ mod tests {
             rows.push(mul);
             rows.push(row("startup", "cold_first_ntt", log_n, "device", 800.0));
         }
-        for (variant, pps) in
-            [("zkgpu", 2.0), ("zkgpu-stream", 4.0), ("supraseal", 1.3), ("supraseal-batch32", 4.5), ("bellperson-cpu", 0.25)]
-        {
+        for (variant, pps) in [
+            ("zkgpu", 2.0),
+            ("zkgpu-stream", 4.0),
+            ("supraseal", 1.3),
+            ("supraseal-batch32", 4.5),
+            ("bellperson-cpu", 0.25),
+        ] {
             for (log_n, scale) in [(20u32, 1.0), (22, 0.25)] {
                 let mut r = row("groth16_prove", variant, log_n, "host", 1e3 / (pps * scale));
                 r.extra.insert("proofs_per_s".into(), serde_json::json!(pps * scale));
@@ -1036,19 +1100,33 @@ mod tests {
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
-            ["h200.svg", "h200_msm.svg", "h200_ntt.svg", "h200_batch_add.svg", "h200_field.svg", "h200_groth16.svg", "h200_other.svg"]
+            [
+                "h200.svg",
+                "h200_msm.svg",
+                "h200_ntt.svg",
+                "h200_batch_add.svg",
+                "h200_field.svg",
+                "h200_groth16.svg",
+                "h200_other.svg"
+            ]
         );
         let text = |name: &str| files.iter().find(|(n, _)| n == name).map(|(_, s)| s.as_str()).unwrap();
         let msm = text("h200_msm.svg");
         assert!(msm.starts_with("<svg"));
-        for needle in ["zkgpu G1, device-resident", "sppark G1, pinned host", "speed-up over sppark", "sppark = 1", "20 ms"] {
+        for needle in
+            ["zkgpu G1, device-resident", "sppark G1, pinned host", "speed-up over sppark", "sppark = 1", "20 ms"]
+        {
             assert!(msm.contains(needle), "{needle} in the MSM figure");
         }
         assert!(!msm.contains("10000000"), "no raw numbers on the axes");
         assert!(text("h200_field.svg").contains("Fr IMAD bound (H200)"));
         assert!(text("h200_field.svg").contains(" G\n"), "SI rate labels");
         let g = text("h200_groth16.svg");
-        assert!(g.contains("zkgpu-stream (32 in flight)") && g.contains("zkgpu (1 in flight)") && g.contains("bellperson-cpu"));
+        assert!(
+            g.contains("zkgpu-stream (32 in flight)")
+                && g.contains("zkgpu (1 in flight)")
+                && g.contains("bellperson-cpu")
+        );
         // Figures stay small: two panels side by side, a few legend rows.
         for (name, svg) in &files {
             let height: u32 = svg.split("height=\"").nth(1).and_then(|s| s.split('"').next()).unwrap().parse().unwrap();

@@ -11,13 +11,15 @@ pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) 
     );
     println!("{header}\n{}", "-".repeat(header.len()));
     for row in &results.rows {
-        let baseline = ops
-            .iter()
-            .find(|op| op.name() == row.op)
-            .and_then(|op| op.variants(target).first().copied())
-            .and_then(|base| {
-                results.rows.iter().find(|r| r.op == row.op && r.log_n == row.log_n && r.inputs == row.inputs && r.variant == base)
-            });
+        let baseline =
+            ops.iter().find(|op| op.name() == row.op).and_then(|op| op.variants(target).first().copied()).and_then(
+                |base| {
+                    results
+                        .rows
+                        .iter()
+                        .find(|r| r.op == row.op && r.log_n == row.log_n && r.inputs == row.inputs && r.variant == base)
+                },
+            );
         let vs_base = baseline.map(|b| format!("{:.2}x", b.median_ms / row.median_ms)).unwrap_or_default();
         let vs_peer = match (peers::sppark(&row.op, row.log_n, &row.inputs), peers::ratio_to_sppark(row)) {
             (Some(p), Some(r)) => format!("{r:.2}x of {}", p.figure.describe()),
@@ -70,7 +72,10 @@ fn throughput(results: &Results, row: &Row) -> String {
 pub fn cpu_name() -> String {
     let model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())))
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     format!("{model} ({} threads)", rayon::current_num_threads())
 }

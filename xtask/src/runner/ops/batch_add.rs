@@ -15,8 +15,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use std::marker::PhantomData;
 use std::time::Instant;
-use zkgpu::batch_add::{Curve, BatchAdder, G1, G2, Method};
 use zkgpu::batch_add::cpu::batch_add_cpu;
+use zkgpu::batch_add::{BatchAdder, Curve, G1, G2, Method};
 use zkgpu::{DeviceBuffer, Gpu};
 
 /// Points per generator thread.
@@ -310,11 +310,9 @@ mod tests {
     #[test]
     fn cpu_cases_verify_against_the_closed_form() {
         let opts = CaseOptions { seed: 5, iters: None };
-        for op in [
-            &BatchAddOp::<G1>::new(false) as &dyn BenchOp,
-            &BatchAddOp::<G1>::new(true),
-            &BatchAddOp::<G2>::new(true),
-        ] {
+        for op in
+            [&BatchAddOp::<G1>::new(false) as &dyn BenchOp, &BatchAddOp::<G1>::new(true), &BatchAddOp::<G2>::new(true)]
+        {
             let mut case = op.prepare(None, "blstrs", 11, &opts).unwrap();
             case.run().unwrap();
             case.verify(1).unwrap();

@@ -86,7 +86,13 @@ impl BenchOp for Groth16Op {
     fn kernels(&self, _variant: &str) -> Vec<String> {
         Vec::new()
     }
-    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(
+        &self,
+        gpu: Option<&'g Gpu>,
+        variant: &str,
+        log_n: u32,
+        opts: &CaseOptions,
+    ) -> Result<Box<dyn Case + 'g>> {
         let known = self.variants(if gpu.is_some() { Target::Gpu } else { Target::Cpu });
         if !known.contains(&variant) {
             return Err(format!("{}: no variant {variant:?} here (known: {})", self.name(), known.join(", ")).into());
@@ -106,16 +112,27 @@ impl BenchOp for Groth16Op {
             (Prover::Zkgpu { .. }, None) => return Err(format!("{variant} needs a CUDA GPU").into()),
             _ => None,
         };
-        Ok(Box::new(Groth16Case { prover, workload, engine, rng: ChaCha20Rng::seed_from_u64(opts.seed), proved: Vec::new(), last: Default::default() }))
+        Ok(Box::new(Groth16Case {
+            prover,
+            workload,
+            engine,
+            rng: ChaCha20Rng::seed_from_u64(opts.seed),
+            proved: Vec::new(),
+            last: Default::default(),
+        }))
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Prover {
     /// zkgpu's GPU prover, `proofs` circuits per run through `prove_batch`.
-    Zkgpu { proofs: usize },
+    Zkgpu {
+        proofs: usize,
+    },
     ZkgpuCpu,
-    Bellperson { proofs: usize },
+    Bellperson {
+        proofs: usize,
+    },
 }
 
 impl Prover {
@@ -147,7 +164,10 @@ enum BenchCircuit {
 }
 
 impl Circuit<Scalar> for BenchCircuit {
-    fn synthesize<CS: bellperson::ConstraintSystem<Scalar>>(self, cs: &mut CS) -> std::result::Result<(), bellperson::SynthesisError> {
+    fn synthesize<CS: bellperson::ConstraintSystem<Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), bellperson::SynthesisError> {
         match self {
             BenchCircuit::Sha(c) => c.synthesize(cs),
             BenchCircuit::Power(c) => c.synthesize(cs),
@@ -188,17 +208,24 @@ impl Workload {
             (0, template.constants.clone(), BenchCircuit::Power(template.blank()), name)
         } else {
             let blocks = sha_blocks(log_n)?;
-            (blocks, Vec::new(), BenchCircuit::Sha(Sha256Chain { blocks, data: None }), format!("sha256-{blocks}.params"))
+            (
+                blocks,
+                Vec::new(),
+                BenchCircuit::Sha(Sha256Chain { blocks, data: None }),
+                format!("sha256-{blocks}.params"),
+            )
         };
         let path = params_dir().join(name);
         let params = if path.exists() {
             eprintln!("groth16_prove: reading parameters {}", path.display());
             let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Parameters::<Bls12>::read(std::io::BufReader::new(file), false).map_err(|e| format!("{}: {e}", path.display()))?
+            Parameters::<Bls12>::read(std::io::BufReader::new(file), false)
+                .map_err(|e| format!("{}: {e}", path.display()))?
         } else {
             eprintln!("groth16_prove: generating parameters for 2^{log_n} (once; cached at {})", path.display());
             let started = Instant::now();
-            let params = groth16::generate_random_parameters::<Bls12, _, _>(blank, &mut rng).map_err(|e| e.to_string())?;
+            let params =
+                groth16::generate_random_parameters::<Bls12, _, _>(blank, &mut rng).map_err(|e| e.to_string())?;
             eprintln!("groth16_prove: parameters in {:.1} s", started.elapsed().as_secs_f64());
             std::fs::create_dir_all(params_dir()).map_err(|e| format!("{}: {e}", params_dir().display()))?;
             let part = path.with_extension("part");
@@ -258,7 +285,8 @@ impl Groth16Case<'_> {
         self.last.synthesis_ms.push(report.synthesis_ms);
         self.last.post_synthesis_ms.push(report.post_synthesis_ms);
         if let Some(gpu) = &report.gpu {
-            let phase_ms = |pred: &dyn Fn(&str) -> bool| gpu.phases.iter().filter(|p| pred(&p.name)).map(|p| p.ms()).sum::<f64>();
+            let phase_ms =
+                |pred: &dyn Fn(&str) -> bool| gpu.phases.iter().filter(|p| pred(&p.name)).map(|p| p.ms()).sum::<f64>();
             self.last.ntt_ms.push(phase_ms(&|n| n.starts_with("ntt.")));
             self.last.msm_ms.push(phase_ms(&|n| n.starts_with("msm.") || n.starts_with("batch_add.")));
             self.last.h2d_ms.push(gpu.phases.iter().filter(|p| p.kind == PhaseKind::H2d).map(|p| p.ms()).sum());
@@ -274,7 +302,8 @@ impl Case for Groth16Case<'_> {
     fn run(&mut self) -> Result<f64> {
         let count = self.prover.proofs();
         let circuits: Vec<BenchCircuit> = (0..count).map(|_| self.workload.circuit(&mut self.rng)).collect();
-        let inputs: Vec<Vec<Scalar>> = circuits.iter().map(|c| public_inputs(c.clone())).collect::<zkgpu::Result<_>>()?;
+        let inputs: Vec<Vec<Scalar>> =
+            circuits.iter().map(|c| public_inputs(c.clone())).collect::<zkgpu::Result<_>>()?;
         let r: Vec<Scalar> = (0..count).map(|_| Scalar::random(&mut self.rng)).collect();
         let s: Vec<Scalar> = (0..count).map(|_| Scalar::random(&mut self.rng)).collect();
         let started = Instant::now();
@@ -284,12 +313,17 @@ impl Case for Groth16Case<'_> {
                 out.into_iter().unzip()
             }
             (Prover::ZkgpuCpu, _) => {
-                let proofs = circuits.into_iter().zip(r.iter().zip(&s)).map(|(c, (r, s))| prove_cpu(&self.workload.key, c, *r, *s)).collect::<zkgpu::Result<Vec<_>>>()?;
+                let proofs = circuits
+                    .into_iter()
+                    .zip(r.iter().zip(&s))
+                    .map(|(c, (r, s))| prove_cpu(&self.workload.key, c, *r, *s))
+                    .collect::<zkgpu::Result<Vec<_>>>()?;
                 (proofs, Vec::new())
             }
             (Prover::Bellperson { .. }, _) => {
                 let synthesis = capture_synthesis_log();
-                let proofs = groth16::create_proof_batch(circuits, &self.workload.params, r, s).map_err(|e| e.to_string())?;
+                let proofs =
+                    groth16::create_proof_batch(circuits, &self.workload.params, r, s).map_err(|e| e.to_string())?;
                 self.last.synthesis_ms.extend(synthesis.take());
                 (proofs, Vec::new())
             }
@@ -332,7 +366,10 @@ impl Case for Groth16Case<'_> {
         };
         put("constraints", self.workload.constraints.into());
         put("verified", (!self.proved.is_empty()).into());
-        put("circuit", if self.workload.x5 { "x5-rounds".into() } else { format!("sha256-{}", self.workload.blocks).into() });
+        put(
+            "circuit",
+            if self.workload.x5 { "x5-rounds".into() } else { format!("sha256-{}", self.workload.blocks).into() },
+        );
         put("proofs_per_s", median(&self.last.proofs_per_s).into());
         let s = &self.last;
         for (k, v) in [

@@ -13,8 +13,7 @@
 //! Verification: after the timed runs, sampled elements are recomputed on the host with blstrs (`0⁻¹ = 0`,
 //! as the kernels), and the `blstrs` CPU variant against zkgpu's host divsteps.
 use super::mul::{
-    CpuChainCase, FqSpec, FrSpec, GpuChainCase, MulSpec, Samples, Unit, check_samples, random_elements,
-    sample_indices,
+    CpuChainCase, FqSpec, FrSpec, GpuChainCase, MulSpec, Samples, Unit, check_samples, random_elements, sample_indices,
 };
 use super::{BenchOp, Case, CaseOptions, Target};
 use crate::Result;

@@ -42,8 +42,13 @@ pub trait BenchOp: Sync {
     /// Kernels a GPU variant launches (for the ptxas table).
     fn kernels(&self, variant: &str) -> Vec<String>;
     /// Allocate and fill inputs for one (variant, size) on `target` (`gpu` is `Some` for [`Target::Gpu`]).
-    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions)
-    -> Result<Box<dyn Case + 'g>>;
+    fn prepare<'g>(
+        &self,
+        gpu: Option<&'g Gpu>,
+        variant: &str,
+        log_n: u32,
+        opts: &CaseOptions,
+    ) -> Result<Box<dyn Case + 'g>>;
 }
 
 /// Knobs shared by all ops.

@@ -43,10 +43,9 @@ use blstrs::Scalar;
 use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
-use zkgpu::msm::{Accumulation, Bases, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort};
 use zkgpu::msm::cpu::msm_cpu;
+use zkgpu::msm::{Accumulation, Bases, DeviceLimits, G1, G2, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Sort};
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
-
 
 const GPU_VARIANTS: &[&str] = &[
     "auto",
@@ -173,7 +172,8 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let s = C::STEM;
-        let mut names: Vec<String> = ["msm_count", "msm_scan_sums", "msm_scan", "msm_scatter"].map(String::from).to_vec();
+        let mut names: Vec<String> =
+            ["msm_count", "msm_scan_sums", "msm_scan", "msm_scatter"].map(String::from).to_vec();
         names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
         names.extend(["reduce", "finish"].map(|k| format!("batch_add_{s}_{k}")));
         if variant.starts_with("precompute") {
@@ -439,14 +439,27 @@ mod tests {
         for v in GPU_VARIANTS.iter().chain(DEFAULT_GPU_VARIANTS) {
             assert!(parse_variant(v).is_some(), "{v}");
         }
-        assert_eq!(parse_variant("c16-pinned"), Some((MsmConfig { window_bits: Some(16), ..Default::default() }, "pinned")));
+        assert_eq!(
+            parse_variant("c16-pinned"),
+            Some((MsmConfig { window_bits: Some(16), ..Default::default() }, "pinned"))
+        );
         assert_eq!(parse_variant("precompute4").map(|(c, i)| (c.precompute, i)), Some((4, "device")));
         assert_eq!(parse_variant("precompute8").map(|(c, i)| (c.precompute, i)), Some((8, "device")));
         let rounds = |v: &str| parse_variant(v).map(|(c, _)| c.accumulation);
         assert_eq!(rounds("affine-r3"), Some(Accumulation::Affine { rounds: Some(3) }));
         assert_eq!(rounds("affine-pinned"), Some(Accumulation::Affine { rounds: None }));
         assert_eq!(parse_variant("scatter2").map(|(c, _)| (c.sort, c.scatter_passes)), Some((Sort::Counting, Some(2))));
-        for bad in ["counting-pinned", "precompute4-pinned", "precompute8-pageable", "precompute3", "c13", "auto-device", "blstrs", "affine-r0", "affine-rx"] {
+        for bad in [
+            "counting-pinned",
+            "precompute4-pinned",
+            "precompute8-pageable",
+            "precompute3",
+            "c13",
+            "auto-device",
+            "blstrs",
+            "affine-r0",
+            "affine-rx",
+        ] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
     }

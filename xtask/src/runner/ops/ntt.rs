@@ -187,7 +187,12 @@ impl Case for NttCase {
             };
             let expected = ntt_cpu::output_at(&self.input, self.cfg, k)?;
             if out[position] != expected {
-                return Err(format!("ntt_{} 2^{}: output {k} differs from the CPU reference", self.cfg.name(), self.n.trailing_zeros()).into());
+                return Err(format!(
+                    "ntt_{} 2^{}: output {k} differs from the CPU reference",
+                    self.cfg.name(),
+                    self.n.trailing_zeros()
+                )
+                .into());
             }
         }
         Ok(())
@@ -203,7 +208,10 @@ mod tests {
         let ops = all_ops();
         assert_eq!(ops.len(), 16);
         let names: Vec<&str> = ops.iter().map(|o| o.name()).collect();
-        assert_eq!(&names[..6], &["ntt_fwd_nn", "ntt_fwd_nr", "ntt_fwd_rn", "ntt_fwd_rr", "ntt_inv_nn", "ntt_coset_fwd_nr"]);
+        assert_eq!(
+            &names[..6],
+            &["ntt_fwd_nn", "ntt_fwd_nr", "ntt_fwd_rn", "ntt_fwd_rr", "ntt_inv_nn", "ntt_coset_fwd_nr"]
+        );
         assert!(names.contains(&"ntt_coset_inv_rr"));
         assert_eq!(ops.iter().filter(|o| o.in_default_sweep()).count(), 6);
     }

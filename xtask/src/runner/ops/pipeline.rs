@@ -45,13 +45,22 @@ use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::Instant;
 use zkgpu::batch_add::{G1, G2, Method};
-use zkgpu::pipeline::{AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode, combine_gpus, split_assignment};
 use zkgpu::pipeline::cpu::{AssignmentQueries, partition_cpu};
+use zkgpu::pipeline::{
+    AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode,
+    combine_gpus, split_assignment,
+};
 use zkgpu::profile::PhaseReport;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
 
-const GPU_VARIANTS: &[&str] =
-    &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu", "pinned-2stream-g2", "pinned-2stream-xyzz"];
+const GPU_VARIANTS: &[&str] = &[
+    "pinned-2stream",
+    "pinned-1stream",
+    "pageable-2stream",
+    "pinned-2stream-2gpu",
+    "pinned-2stream-g2",
+    "pinned-2stream-xyzz",
+];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
 /// Jobs per timed run.
@@ -70,7 +79,13 @@ struct Variant {
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
-    let base = Variant { pinned: true, streams: StreamMode::Two, gpus: 1, g2: false, batch_add: PartitionConfig::default().batch_add };
+    let base = Variant {
+        pinned: true,
+        streams: StreamMode::Two,
+        gpus: 1,
+        g2: false,
+        batch_add: PartitionConfig::default().batch_add,
+    };
     Some(match v {
         "pinned-2stream" => base,
         "pinned-1stream" => Variant { streams: StreamMode::One, ..base },
@@ -114,17 +129,39 @@ impl BenchOp for PipelineOp {
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
-        let mut names: Vec<String> = ["ntt_pass_dif", "ntt_pass_dit", "ntt_h_pointwise", "ntt_h_subtract", "ntt_bit_reverse_tiled", "msm_count", "msm_scan_sums", "msm_scan", "msm_scatter", "batch_add_count_chunks", "batch_add_selected_totals", "batch_add_compact_indices"]
-            .map(String::from)
-            .to_vec();
+        let mut names: Vec<String> = [
+            "ntt_pass_dif",
+            "ntt_pass_dit",
+            "ntt_h_pointwise",
+            "ntt_h_subtract",
+            "ntt_bit_reverse_tiled",
+            "msm_count",
+            "msm_scan_sums",
+            "msm_scan",
+            "msm_scatter",
+            "batch_add_count_chunks",
+            "batch_add_selected_totals",
+            "batch_add_compact_indices",
+        ]
+        .map(String::from)
+        .to_vec();
         let curves: &[&str] = if variant.ends_with("-g2") { &["g1", "g2"] } else { &["g1"] };
         for s in curves {
             names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
-            names.extend(["accumulate", "reduce", "finish", "affine_level", "affine_level_gather"].map(|k| format!("batch_add_{s}_{k}")));
+            names.extend(
+                ["accumulate", "reduce", "finish", "affine_level", "affine_level_gather"]
+                    .map(|k| format!("batch_add_{s}_{k}")),
+            );
         }
         names
     }
-    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(
+        &self,
+        gpu: Option<&'g Gpu>,
+        variant: &str,
+        log_n: u32,
+        opts: &CaseOptions,
+    ) -> Result<Box<dyn Case + 'g>> {
         let n = 1usize << log_n;
         let seed = opts.seed ^ 0x9199_0000 ^ u64::from(log_n);
         match (gpu, variant) {
@@ -187,7 +224,8 @@ fn host_data(n: usize, lens: &[usize], seed: u64) -> Result<HostData> {
     let mut assignments = Vec::new();
     for (k, &m) in lens.iter().enumerate() {
         let values = assignment(m, seed ^ (0x100 + k as u64));
-        let (mut ones, mut tail, mut tail_index) = (vec![0u32; m.div_ceil(32)], vec![Scalar::from(0u64); m], vec![0u32; m]);
+        let (mut ones, mut tail, mut tail_index) =
+            (vec![0u32; m.div_ceil(32)], vec![Scalar::from(0u64); m], vec![0u32; m]);
         let k = split_assignment(&values, &mut ones, &mut tail, &mut tail_index)?;
         tail.truncate(k);
         tail_index.truncate(k);
@@ -235,7 +273,8 @@ fn pow(x: Scalar, e: [u64; 4]) -> Scalar {
 
 /// `x^-1 = x^(r−2)` (0 for 0). The bench has no `ff` dependency, so Fermat by hand.
 fn invert(x: Scalar) -> Scalar {
-    const R_MINUS_2: [u64; 4] = [0xffff_fffe_ffff_ffff, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
+    const R_MINUS_2: [u64; 4] =
+        [0xffff_fffe_ffff_ffff, 0x53bd_a402_fffe_5bfe, 0x3339_d808_09a1_d805, 0x73ed_a753_299d_7d48];
     pow(x, R_MINUS_2)
 }
 
@@ -350,7 +389,12 @@ fn all_gpus() -> Result<&'static [Gpu]> {
 }
 
 /// One engine's pinned inputs: a, b, c, then (tail, tail_index, ones) per assignment.
-type PinnedInputs = (PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, PinnedBuffer<Scalar>, Vec<(PinnedBuffer<Scalar>, PinnedBuffer<u32>, PinnedBuffer<u32>)>);
+type PinnedInputs = (
+    PinnedBuffer<Scalar>,
+    PinnedBuffer<Scalar>,
+    PinnedBuffer<Scalar>,
+    Vec<(PinnedBuffer<Scalar>, PinnedBuffer<u32>, PinnedBuffer<u32>)>,
+);
 
 /// Job inputs where the variant puts them.
 enum Place {
@@ -394,11 +438,16 @@ impl<'g> GpuCase<'g> {
         let mut lens = vec![n];
         lens.extend(g2_len);
         let data = host_data(n, &lens, seed)?;
-        let config = PartitionConfig { streams: variant.streams, batch_add: variant.batch_add, ..PartitionConfig::default() };
+        let config =
+            PartitionConfig { streams: variant.streams, batch_add: variant.batch_add, ..PartitionConfig::default() };
         let mut engines = Vec::new();
         for g in &gpus {
             let mut srs = PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?;
-            let g1 = gens.g1.iter().map(|inp| generate_on_gpu(g, inp, n)).collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
+            let g1 = gens
+                .g1
+                .iter()
+                .map(|inp| generate_on_gpu(g, inp, n))
+                .collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
             srs.add_assignment(g, g1, Vec::new())?;
             if let (Some(inp), Some(m)) = (&gens.g2, g2_len) {
                 srs.add_assignment(g, Vec::new(), vec![generate_on_gpu(g, inp, m)?])?;
@@ -422,11 +471,17 @@ impl<'g> GpuCase<'g> {
         Ok(GpuCase { engines, place, data, gens, variant, seed, runs: Vec::new(), first: None, differ: false })
     }
 
-    fn job<'a>(place: &'a Place, data: &'a HostData, engine: usize, h_out: Option<&'a mut PinnedBuffer<Scalar>>) -> PartitionJob<'a> {
+    fn job<'a>(
+        place: &'a Place,
+        data: &'a HostData,
+        engine: usize,
+        h_out: Option<&'a mut PinnedBuffer<Scalar>>,
+    ) -> PartitionJob<'a> {
         match place {
             Place::Pinned(per) => {
                 let (a, b, c, asg) = &per[engine];
-                let assignments = asg.iter().map(|(t, i, o)| AssignmentInput { tail: t, tail_index: i, ones: o }).collect();
+                let assignments =
+                    asg.iter().map(|(t, i, o)| AssignmentInput { tail: t, tail_index: i, ones: o }).collect();
                 PartitionJob { a, b, c, assignments, h_out }
             }
             Place::Pageable => PartitionJob {
@@ -539,7 +594,10 @@ impl Case for GpuCase<'_> {
         }
         m.insert("jobs".to_string(), JOBS.into());
         m.insert("gpus".to_string(), self.engines.len().into());
-        m.insert("peak_bytes".to_string(), self.engines.iter().map(PartitionEngine::device_bytes).max().unwrap_or(0).into());
+        m.insert(
+            "peak_bytes".to_string(),
+            self.engines.iter().map(PartitionEngine::device_bytes).max().unwrap_or(0).into(),
+        );
         m
     }
 }
@@ -564,7 +622,12 @@ fn expand<C: BenchCurve>(inp: &Inputs<C>, n: usize) -> Vec<C::Affine> {
 impl CpuCase {
     fn prepare(n: usize, seed: u64) -> CpuCase {
         let gens = Generators::new(n, None, seed);
-        let data = host_data(n, &[n], seed).unwrap_or_else(|_| HostData { a: Vec::new(), b: Vec::new(), c: Vec::new(), assignments: Vec::new() });
+        let data = host_data(n, &[n], seed).unwrap_or_else(|_| HostData {
+            a: Vec::new(),
+            b: Vec::new(),
+            c: Vec::new(),
+            assignments: Vec::new(),
+        });
         let h_bases = expand(&gens.h, n);
         let g1 = gens.g1.iter().map(|inp| expand(inp, n)).collect();
         CpuCase { gens, data, h_bases, g1, seed, last: None }
@@ -578,7 +641,8 @@ impl Case for CpuCase {
 
     fn run(&mut self) -> Result<f64> {
         let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
-        let queries = [AssignmentQueries { len: self.data.assignments.first().map_or(0, |d| d.values.len()), g1: &g1, g2: &[] }];
+        let queries =
+            [AssignmentQueries { len: self.data.assignments.first().map_or(0, |d| d.values.len()), g1: &g1, g2: &[] }];
         let job = GpuCase::job(&Place::Pageable, &self.data, 0, None);
         let start = Instant::now();
         let out = partition_cpu(&self.h_bases, &queries, &job)?;

@@ -160,6 +160,10 @@ mod tests {
     #[test]
     fn cpu_has_no_transfer_variants() {
         assert!(TransferOp(Direction::HostToDevice).variants(Target::Cpu).is_empty());
-        assert!(TransferOp(Direction::HostToDevice).prepare(None, "pinned", 20, &CaseOptions { seed: 1, iters: None }).is_err());
+        assert!(
+            TransferOp(Direction::HostToDevice)
+                .prepare(None, "pinned", 20, &CaseOptions { seed: 1, iters: None })
+                .is_err()
+        );
     }
 }
