@@ -603,20 +603,7 @@ mod tests {
     use super::*;
 
     fn row(op: &str, variant: &str, log_n: u32, inputs: &str, median_ms: f64) -> Row {
-        Row {
-            op: op.into(),
-            variant: variant.into(),
-            log_n,
-            inputs: inputs.into(),
-            median_ms,
-            min_ms: median_ms,
-            max_ms: median_ms,
-            reps: 5,
-            gmul_s: None,
-            ginv_s: None,
-            gbps: None,
-            extra: Default::default(),
-        }
+        Row::new(op, variant, log_n, inputs, median_ms)
     }
 
     fn h200(rows: Vec<Row>) -> Vec<(String, Results)> {

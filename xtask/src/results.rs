@@ -46,6 +46,26 @@ pub struct Row {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl Row {
+    /// A row with only the common fields (all times `median_ms`, 5 reps): for tests and generated rows.
+    pub fn new(op: &str, variant: &str, log_n: u32, inputs: &str, median_ms: f64) -> Row {
+        Row {
+            op: op.into(),
+            variant: variant.into(),
+            log_n,
+            inputs: inputs.into(),
+            median_ms,
+            min_ms: median_ms,
+            max_ms: median_ms,
+            reps: 5,
+            gmul_s: None,
+            ginv_s: None,
+            gbps: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 impl Results {
     pub fn read(path: &Path) -> Result<Results, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
