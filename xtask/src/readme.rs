@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use xtask::peers;
-use xtask::results::{Results, Row};
+use xtask::results::{Results, Row, groth16_supraseal_peer as supraseal_peer};
 
 const HEADLINE: (&str, &str) = ("<!-- headline:begin -->", "<!-- headline:end -->");
 const RESULTS: (&str, &str) = ("<!-- results:begin -->", "<!-- results:end -->");
@@ -220,34 +220,8 @@ fn proofs_per_s(r: &Row) -> Option<f64> {
     extra(r, "proofs_per_s").or_else(|| (r.median_ms > 0.0).then(|| 1e3 / r.median_ms))
 }
 
-/// Proofs in flight in a Groth16 variant: `supraseal-batch<N>` N, `zkgpu-stream` 32 and `zkgpu-pipelined` 8
-/// (the runner's batch sizes), other batches 8, else 1 (the plot's speed-up panel uses the same rule).
-fn in_flight(variant: &str) -> usize {
-    if let Some(n) = variant.strip_prefix("supraseal-batch").and_then(|n| n.parse().ok()) {
-        return n;
-    }
-    if variant.contains("stream") {
-        32
-    } else if variant.contains("pipelined") || variant.contains("batch") {
-        8
-    } else {
-        1
-    }
-}
-
 fn circuit(r: &Row) -> Option<&str> {
     r.extra.get("circuit").and_then(|c| c.as_str())
-}
-
-/// The supraseal row a zkgpu Groth16 row is compared with: same size, same circuit, as many proofs in flight.
-fn supraseal_peer<'a>(rows: &[&'a Row], row: &Row) -> Option<&'a Row> {
-    rows.iter().copied().find(|p| {
-        p.log_n == row.log_n
-            && p.variant.starts_with("supraseal")
-            && in_flight(&p.variant) == in_flight(&row.variant)
-            && circuit(p) == circuit(row)
-            && !row.variant.ends_with("-x5")
-    })
 }
 
 /// Every row says `"verified": true`.

@@ -80,3 +80,31 @@ impl Results {
         std::fs::write(path, text + "\n").map_err(|e| format!("{}: {e}", path.display()))
     }
 }
+
+/// Proofs in flight per run of a Groth16 variant (`groth16_prove` rows): `supraseal-batch<N>` N, `zkgpu-stream`
+/// 32 and `zkgpu-pipelined` 8 (the runner's batch sizes), other batches 8, else 1.
+pub fn groth16_in_flight(variant: &str) -> usize {
+    if let Some(n) = variant.strip_prefix("supraseal-batch").and_then(|n| n.parse().ok()) {
+        return n;
+    }
+    if variant.contains("stream") {
+        32
+    } else if variant.contains("pipelined") || variant.contains("batch") {
+        8
+    } else {
+        1
+    }
+}
+
+/// The supraseal row a zkgpu Groth16 row is compared with (tables and plots): same size, same circuit, as many
+/// proofs in flight; none for the x⁵ circuit, which the peers were not run on.
+pub fn groth16_supraseal_peer<'a>(rows: &[&'a Row], row: &Row) -> Option<&'a Row> {
+    let circuit = |r: &Row| r.extra.get("circuit").and_then(|c| c.as_str()).map(str::to_string);
+    rows.iter().copied().find(|p| {
+        p.log_n == row.log_n
+            && p.variant.starts_with("supraseal")
+            && groth16_in_flight(&p.variant) == groth16_in_flight(&row.variant)
+            && circuit(p) == circuit(row)
+            && !row.variant.ends_with("-x5")
+    })
+}

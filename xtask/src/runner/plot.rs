@@ -25,7 +25,7 @@ use crate::Result;
 use plotters::prelude::*;
 use std::path::Path;
 use xtask::peers::{self, Figure};
-use xtask::results::{Results, Row};
+use xtask::results::{Results, Row, groth16_in_flight as in_flight, groth16_supraseal_peer as supraseal_peer};
 
 const FONT: &str = "sans-serif";
 const PANEL_W: u32 = 560;
@@ -560,33 +560,6 @@ fn pipeline(results: &Results) -> Family {
         }
     }
     Family { key: "pipeline", title: "Groth16 partition pipeline", panels: vec![time, busy] }
-}
-
-/// Proofs in flight in a Groth16 variant: `supraseal-batch<N>` N, `zkgpu-stream` 32 and `zkgpu-pipelined` 8
-/// (the runner's batch sizes), other batches 8, else 1. (readme.rs's Groth16 table uses the same rule.)
-fn in_flight(variant: &str) -> usize {
-    if let Some(n) = variant.strip_prefix("supraseal-batch").and_then(|n| n.parse().ok()) {
-        return n;
-    }
-    if variant.contains("stream") {
-        32
-    } else if variant.contains("pipelined") || variant.contains("batch") {
-        8
-    } else {
-        1
-    }
-}
-
-/// The supraseal row a zkgpu Groth16 row is compared with: same size, same circuit, as many proofs in flight.
-fn supraseal_peer<'a>(rows: &[&'a Row], row: &Row) -> Option<&'a Row> {
-    let circuit = |r: &Row| r.extra.get("circuit").and_then(|c| c.as_str()).map(str::to_string);
-    rows.iter().copied().find(|p| {
-        p.log_n == row.log_n
-            && p.variant.starts_with("supraseal")
-            && in_flight(&p.variant) == in_flight(&row.variant)
-            && circuit(p) == circuit(row)
-            && !row.variant.ends_with("-x5")
-    })
 }
 
 fn proofs_per_s(r: &Row) -> Option<f64> {
