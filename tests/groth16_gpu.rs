@@ -11,9 +11,9 @@ use common::seeded_rng;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
-use zkgpu::Error;
 use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain};
-use zkgpu::groth16::{Groth16Prover, ProvingKey};
+use zkgpu::groth16::{Groth16Prover, ProverConfig, ProvingKey};
+use zkgpu::{Error, Gpu};
 
 fn proof_bytes(p: &Proof<Bls12>) -> Vec<u8> {
     let mut out = Vec::new();
@@ -196,4 +196,58 @@ fn errors_leave_the_prover_usable() {
     assert!(matches!(prover_one.prove_with(wrong, r, s), Err(Error::Unsatisfied { constraint: 0, .. })));
     let right = OneConstraint { xy: Some((Scalar::random(&mut rng), Scalar::random(&mut rng))), wrong: false };
     check_gpu("one constraint after an unsatisfied one", &mut prover_one, &params_one, right, &mut rng);
+}
+
+/// A batch over `gpus` equals bellperson proof by proof, uses every GPU, and proofs started on different
+/// GPUs finish in any order.
+fn spread_over(gpus: &[Gpu], name: &str) {
+    let mut rng = seeded_rng(name);
+    let template = PowerRounds::random(3000, &mut rng);
+    let params = parameters(template.blank(), &mut rng);
+    let key = ProvingKey::from_parameters(&params).expect("key");
+    let mut prover = Groth16Prover::with_config(gpus, key, ProverConfig::default()).expect("prover");
+    assert_eq!(prover.gpus(), gpus.len());
+    let count = 4 * gpus.len();
+    let circuits: Vec<PowerRounds> = (0..count)
+        .map(|_| PowerRounds { x: Some(Scalar::random(&mut rng)), constants: template.constants.clone() })
+        .collect();
+    let r: Vec<Scalar> = (0..count).map(|_| Scalar::random(&mut rng)).collect();
+    let s: Vec<Scalar> = (0..count).map(|_| Scalar::random(&mut rng)).collect();
+    let out = prover.prove_batch_reports(circuits.clone(), &r, &s).expect("batch");
+    let mut used = vec![0usize; gpus.len()];
+    for (i, (proof, report)) in out.iter().enumerate() {
+        let theirs = groth16::create_proof(circuits[i].clone(), &params, r[i], s[i]).expect("bellperson");
+        assert_eq!(proof_bytes(proof), proof_bytes(&theirs), "{name}: batch proof {i}");
+        used[report.device] += 1;
+    }
+    assert!(used.iter().all(|&u| u > 0), "{name}: proofs per GPU {used:?}");
+    // One proof in flight per GPU (the least loaded gets the next), finished last-started first.
+    let mut tickets: Vec<_> = (0..gpus.len())
+        .map(|i| (i, prover.start(prover.synthesize(circuits[i].clone()).expect("synthesize"), r[i], s[i])))
+        .collect();
+    tickets.reverse();
+    let mut devices = Vec::new();
+    for (i, t) in tickets {
+        let (proof, report) = prover.finish_report(t.expect("start")).expect("finish");
+        assert_eq!(proof_bytes(&proof), proof_bytes(&out[i].0), "{name}: in-flight proof {i}");
+        devices.push(report.device);
+    }
+    devices.sort_unstable();
+    assert_eq!(devices, (0..gpus.len()).collect::<Vec<_>>(), "{name}: one proof in flight per GPU");
+}
+
+/// Two handles of GPU 0: each holds its own engine, so the multi-GPU paths run on any machine.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn batch_spreads_over_two_handles_of_one_gpu() {
+    spread_over(&[gpu(), gpu()], "batch_spreads_over_two_handles_of_one_gpu");
+}
+
+/// Needs two GPUs: fails on fewer (the test runners skip `two_gpus_*` tests on one-GPU hosts and say so).
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn two_gpus_groth16_batch_spreads() {
+    let count = Gpu::count().unwrap_or(0);
+    assert!(count >= 2, "two_gpus_groth16_batch_spreads needs 2 GPUs, {count} visible");
+    spread_over(&Gpu::all().expect("GPUs"), "two_gpus_groth16_batch_spreads");
 }

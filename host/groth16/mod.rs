@@ -28,7 +28,7 @@ use group::Curve as _;
 
 pub use cpu::{prove_cpu, prove_witness_cpu};
 pub use key::ProvingKey;
-pub use prover::{Groth16Prover, PinnedWitness, ProofReport, ProofTicket};
+pub use prover::{Groth16Prover, PinnedWitness, ProofReport, ProofTicket, ProverConfig};
 pub use synthesis::{Density, Witness, synthesize};
 
 /// The query sums a proof is assembled from.

@@ -9,6 +9,8 @@
 //! flight then). The H query has `n − 1` points; the engine takes `n`, so the generator pads it: `h`'s last
 //! coefficient is zero for a satisfied circuit (`deg h ≤ n − 2`), and synthesis rejects unsatisfied ones.
 //! The public inputs' terms (a few hundred points at most) are summed on the CPU while the GPU works.
+//! On several GPUs each holds its own engine (built at the first proof it gets) and a proof goes to the GPU
+//! with the fewest in flight; witnesses live in one pool of portable pinned memory that every GPU reads.
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::ops::DerefMut;
@@ -31,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::pinned::{PinnedBuffer, PinnedMode, PinnedPool};
 use crate::pipeline::{
     AssignmentInput, AssignmentOutput, JobTicket, PartitionConfig, PartitionEngine, PartitionJob, PartitionSrs,
-    split_assignment,
+    pick_engine, split_assignment,
 };
 use crate::profile::PhaseReport;
 
@@ -124,10 +126,43 @@ struct Engine<'g> {
     generation: u64,
 }
 
+/// One GPU of the prover and its engine (none before its first proof).
+struct Device<'g> {
+    gpu: &'g Gpu,
+    engine: Option<Engine<'g>>,
+}
+
+impl Device<'_> {
+    fn in_flight(&self) -> usize {
+        self.engine.as_ref().map_or(0, |e| e.engine.in_flight())
+    }
+}
+
+/// How a [`Groth16Prover`] runs; `Default` is what [`Groth16Prover::new`] uses.
+#[derive(Clone, Copy, Debug)]
+pub struct ProverConfig {
+    /// The engines' configuration. `None`: the pipeline's defaults, with the tail MSMs sized for the first
+    /// circuit's share of aux values that are neither 0 nor 1.
+    pub engine: Option<PartitionConfig>,
+    /// Cap on the pinned host memory held for witnesses and splits (`None`: no cap; a witness of a 2^k
+    /// domain pins `3·32·2^k` bytes).
+    pub pinned_limit: Option<usize>,
+    /// The pinned memory synthesis writes into. Synthesis never reads a, b, c back, so write-combined memory
+    /// is safe; cached memory keeps a partially written line in the cache rather than flushing it.
+    pub pinned_mode: PinnedMode,
+}
+
+impl Default for ProverConfig {
+    fn default() -> Self {
+        ProverConfig { engine: None, pinned_limit: None, pinned_mode: PinnedMode::WriteCombined }
+    }
+}
+
 /// A proof in flight: [`Groth16Prover::finish`] turns it into the proof.
 #[derive(Debug)]
 pub struct ProofTicket {
     job: Option<JobTicket>,
+    device: usize,
     generation: u64,
     r: Scalar,
     s: Scalar,
@@ -147,40 +182,40 @@ pub struct ProofReport {
     pub post_synthesis_ms: f64,
     /// The GPU job's phases (uploads, NTTs, MSMs, batch additions, downloads) and busy fraction.
     pub gpu: Option<PhaseReport>,
+    /// The prover's GPU (index in the slice it was made with) that ran the job.
+    pub device: usize,
 }
 
-/// Proves circuits of one proving key on one GPU.
+/// Proves circuits of one proving key on one GPU or several.
 pub struct Groth16Prover<'g> {
-    gpu: &'g Gpu,
+    devices: Vec<Device<'g>>,
     key: ProvingKey,
-    config: PartitionConfig,
+    config: ProverConfig,
     pool: PinnedPool,
-    engine: Option<Engine<'g>>,
     generations: u64,
-    /// Size the tail MSMs from the first circuit's witness (set by [`Groth16Prover::new`]).
-    auto_tail: bool,
+    /// Where the search for the least-loaded GPU starts (turns go round among equals).
+    next: usize,
 }
 
 impl<'g> Groth16Prover<'g> {
-    /// A prover for `key` on `gpu` with the pipeline's default configuration and no cap on pinned memory.
-    /// The GPU working set is allocated at the first proof (it depends on the circuit's densities).
-    /// The tail MSMs are sized for the first circuit's share of aux values that are neither 0 nor 1.
+    /// A prover for `key` on `gpu` with the default [`ProverConfig`]. The GPU working set is allocated at
+    /// the first proof (it depends on the circuit's densities).
     pub fn new(gpu: &'g Gpu, key: ProvingKey) -> Result<Self> {
-        let mut prover = Self::with_config(gpu, key, PartitionConfig::default(), None)?;
-        prover.auto_tail = true;
-        Ok(prover)
+        Self::with_config(std::slice::from_ref(gpu), key, ProverConfig::default())
     }
 
-    /// As [`Groth16Prover::new`], with the engine's configuration and a cap on the pinned host memory held
-    /// for witnesses and splits (`None`: no cap; a witness of a 2^k domain pins `3·32·2^k` bytes).
-    pub fn with_config(
-        gpu: &'g Gpu,
-        key: ProvingKey,
-        config: PartitionConfig,
-        pinned_limit: Option<usize>,
-    ) -> Result<Self> {
-        let pool = PinnedPool::new(gpu, PinnedMode::WriteCombined, pinned_limit);
-        Ok(Groth16Prover { gpu, key, config, pool, engine: None, generations: 0, auto_tail: false })
+    /// A prover for `key` on every GPU of `gpus` (e.g. from [`Gpu::all`]), each holding its own copy of the
+    /// key's bases; proofs go to the GPU with the fewest in flight. `Err(NoDevice)` for an empty slice.
+    pub fn with_config(gpus: &'g [Gpu], key: ProvingKey, config: ProverConfig) -> Result<Self> {
+        let first = gpus.first().ok_or(Error::NoDevice)?;
+        let pool = PinnedPool::new(first, config.pinned_mode, config.pinned_limit);
+        let devices = gpus.iter().map(|gpu| Device { gpu, engine: None }).collect();
+        Ok(Groth16Prover { devices, key, config, pool, generations: 0, next: 0 })
+    }
+
+    /// The GPUs proofs run on.
+    pub fn gpus(&self) -> usize {
+        self.devices.len()
     }
 
     /// The proving key.
@@ -276,7 +311,7 @@ impl<'g> Groth16Prover<'g> {
             // On an error: leave the remaining circuits unsynthesized.
             let stop = || queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).by_ref().for_each(drop);
             let mut in_flight: VecDeque<(usize, ProofTicket)> = VecDeque::new();
-            let slots = self.config.slots.max(1);
+            let slots = self.engine_config().slots.max(1) * self.devices.len();
             let result = (|| -> Result<()> {
                 for (i, witness, synthesis_ms) in rx.iter() {
                     let mut ticket = self.start(witness?, r[i], s[i])?;
@@ -323,6 +358,7 @@ impl<'g> Groth16Prover<'g> {
             let proof = prove_witness_cpu(&self.key, &w, r, s)?;
             return Ok(ProofTicket {
                 job: None,
+                device: 0,
                 generation: 0,
                 r,
                 s,
@@ -332,9 +368,14 @@ impl<'g> Groth16Prover<'g> {
                 started,
             });
         }
-        self.ensure_engine(&w)?;
+        let loads: Vec<usize> = self.devices.iter().map(Device::in_flight).collect();
+        let device = pick_engine(&loads, self.next);
+        self.ensure_engine(device, &w)?;
         let q = self.key.queries(&w)?;
-        let engine = self.engine.as_mut().ok_or_else(|| Error::Pipeline("the Groth16 engine is missing".into()))?;
+        let engine = self.devices[device]
+            .engine
+            .as_mut()
+            .ok_or_else(|| Error::Pipeline("the Groth16 engine is missing".into()))?;
         let mut splits = Vec::with_capacity(engine.layout.groups.len());
         for &select in &engine.layout.groups {
             let values = Layout::values(select, &w);
@@ -350,8 +391,9 @@ impl<'g> Groth16Prover<'g> {
             .collect();
         let job = engine.engine.start(PartitionJob { a: &w.a, b: &w.b, c: &w.c, assignments, h_out: None })?;
         let generation = engine.generation;
+        self.next = (device + 1) % self.devices.len();
         let inputs = input_sums(&q, &w)?;
-        Ok(ProofTicket { job: Some(job), generation, r, s, inputs, done: None, synthesis_ms: 0.0, started })
+        Ok(ProofTicket { job: Some(job), device, generation, r, s, inputs, done: None, synthesis_ms: 0.0, started })
     }
 
     /// Waits for a proof started with [`Groth16Prover::start`].
@@ -365,12 +407,13 @@ impl<'g> Groth16Prover<'g> {
             synthesis_ms: ticket.synthesis_ms,
             post_synthesis_ms: ticket.started.elapsed().as_secs_f64() * 1e3,
             gpu,
+            device: ticket.device,
         };
         let Some(job) = ticket.job else {
             let proof = ticket.done.ok_or_else(|| Error::Pipeline("an empty proof ticket".into()))?;
             return Ok((proof, report(None)));
         };
-        let engine = match self.engine.as_mut() {
+        let engine = match self.devices.get_mut(ticket.device).and_then(|d| d.engine.as_mut()) {
             Some(e) if e.generation == ticket.generation => e,
             _ => return Err(Error::Pipeline("the proof was started on an engine that has since been rebuilt".into())),
         };
@@ -389,9 +432,17 @@ impl<'g> Groth16Prover<'g> {
         Ok((proof, report(Some(out.report))))
     }
 
-    /// Makes sure the engine fits `w`'s densities: built at the first proof, rebuilt when they change.
-    fn ensure_engine<S: DerefMut<Target = [Scalar]>>(&mut self, w: &Witness<S>) -> Result<()> {
-        if let Some(e) = &self.engine {
+    /// The engines' configuration (the tail MSMs not yet sized when it is automatic).
+    fn engine_config(&self) -> PartitionConfig {
+        self.config.engine.unwrap_or_default()
+    }
+
+    /// Makes sure GPU `device`'s engine fits `w`'s densities: built at its first proof, rebuilt when they
+    /// change.
+    fn ensure_engine<S: DerefMut<Target = [Scalar]>>(&mut self, device: usize, w: &Witness<S>) -> Result<()> {
+        let (count, mut config) = (self.devices.len(), self.engine_config());
+        let d = self.devices.get_mut(device).ok_or(Error::DeviceIndex { ordinal: device, count })?;
+        if let Some(e) = &d.engine {
             if e.layout.matches(w) {
                 return Ok(());
             }
@@ -400,27 +451,26 @@ impl<'g> Groth16Prover<'g> {
                     "this circuit's densities differ from those of the proofs in flight: finish them first".into(),
                 ));
             }
-            tracing::warn!(target: "zkgpu.groth16", "circuit densities changed: rebuilding the GPU engine");
+            tracing::warn!(target: "zkgpu.groth16", device, "circuit densities changed: rebuilding the GPU engine");
         }
-        self.engine = None; // free the old working set before allocating the new one
+        d.engine = None; // free the old working set before allocating the new one
         let q = self.key.queries(w)?;
         let layout = Layout::plan(w);
         let mut h = Vec::with_capacity(q.h.len() + 1);
         h.extend_from_slice(q.h);
         h.push(G1Affine::generator());
-        let mut srs = PartitionSrs::upload(self.gpu, &h)?;
+        let mut srs = PartitionSrs::upload(d.gpu, &h)?;
         for g in 0..layout.groups.len() {
             let (g1, g2) = group_queries(&layout, g, &q);
-            srs.add_assignment_host(self.gpu, &g1, &g2)?;
+            srs.add_assignment_host(d.gpu, &g1, &g2)?;
         }
-        let mut config = self.config;
-        if self.auto_tail && !w.aux.is_empty() {
+        if self.config.engine.is_none() && !w.aux.is_empty() {
             let tail = w.aux.iter().filter(|v| **v != Scalar::ZERO && **v != Scalar::ONE).count();
             config.tail_fraction = (tail as f64 / w.aux.len() as f64).clamp(0.01, 1.0);
         }
-        let engine = PartitionEngine::new(self.gpu, srs, config)?;
+        let engine = PartitionEngine::new(d.gpu, srs, config)?;
         self.generations += 1;
-        self.engine = Some(Engine { engine, layout, generation: self.generations });
+        d.engine = Some(Engine { engine, layout, generation: self.generations });
         Ok(())
     }
 }

@@ -33,11 +33,14 @@ pub enum PinnedMode {
 }
 
 impl PinnedMode {
+    /// Every block is portable: pinned for every context, so a buffer filled for one GPU can feed another's
+    /// transfers at DMA speed (a multi-GPU prover shares one pool).
     fn flags(self) -> u32 {
-        match self {
-            PinnedMode::WriteCombined => sys::CU_MEMHOSTALLOC_WRITECOMBINED,
-            PinnedMode::ReadBack => 0,
-        }
+        sys::CU_MEMHOSTALLOC_PORTABLE
+            | match self {
+                PinnedMode::WriteCombined => sys::CU_MEMHOSTALLOC_WRITECOMBINED,
+                PinnedMode::ReadBack => 0,
+            }
     }
 }
 

@@ -14,7 +14,8 @@
 //! of 8: the 8 syntheses in parallel while the GPU proves; `median_ms` = batch wall / 8), `zkgpu-stream`
 //! (`prove_batch` of 32: every core synthesizing, the steady state of a proving queue), `bellperson-cpu`
 //! (`create_proof`), `bellperson-cpu-batch` (`create_proof_batch` of 8), each with `-x5`; on the CPU target
-//! `zkgpu-cpu` (the CPU reference `prove_cpu`) and the bellperson ones.
+//! `zkgpu-cpu` (the CPU reference `prove_cpu`) and the bellperson ones. The zkgpu GPU variants with
+//! `-cached` synthesize into cached pinned memory instead of write-combined (an A/B of the synthesis writes).
 //! Extra JSON fields: `proofs_per_s`, `synthesis_ms` (zkgpu's synthesis, or bellperson's as it logs it),
 //! `post_synthesis_ms` (end of synthesis to finished proof), `constraints`, `verified`, `gpu_busy`, and
 //! for zkgpu the GPU phases `ntt_ms`, `msm_ms`, `h2d_ms` (per proof).
@@ -29,15 +30,18 @@ use rand_core::SeedableRng;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Instant;
-use zkgpu::Gpu;
 use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain, public_inputs};
-use zkgpu::groth16::{Groth16Prover, ProofReport, ProvingKey, prove_cpu};
+use zkgpu::groth16::{Groth16Prover, ProofReport, ProverConfig, ProvingKey, prove_cpu};
 use zkgpu::profile::PhaseKind;
+use zkgpu::{Gpu, PinnedMode};
 
 const GPU_VARIANTS: &[&str] = &[
     "zkgpu",
     "zkgpu-pipelined",
     "zkgpu-stream",
+    "zkgpu-cached",
+    "zkgpu-pipelined-cached",
+    "zkgpu-stream-cached",
     "bellperson-cpu",
     "bellperson-cpu-batch",
     "zkgpu-x5",
@@ -98,7 +102,8 @@ impl BenchOp for Groth16Op {
             return Err(format!("{}: no variant {variant:?} here (known: {})", self.name(), known.join(", ")).into());
         }
         let x5 = variant.ends_with("-x5");
-        let prover = match variant.trim_end_matches("-x5") {
+        let cached = variant.trim_end_matches("-x5").ends_with("-cached");
+        let prover = match variant.trim_end_matches("-x5").trim_end_matches("-cached") {
             "zkgpu" => Prover::Zkgpu { proofs: 1 },
             "zkgpu-pipelined" => Prover::Zkgpu { proofs: BATCH },
             "zkgpu-stream" => Prover::Zkgpu { proofs: STREAM },
@@ -108,7 +113,11 @@ impl BenchOp for Groth16Op {
         };
         let workload = Workload::new(log_n, x5)?;
         let engine = match (prover, gpu) {
-            (Prover::Zkgpu { .. }, Some(gpu)) => Some(Groth16Prover::new(gpu, workload.key.clone())?),
+            (Prover::Zkgpu { .. }, Some(gpu)) => {
+                let pinned_mode = if cached { PinnedMode::ReadBack } else { PinnedMode::WriteCombined };
+                let config = ProverConfig { pinned_mode, ..ProverConfig::default() };
+                Some(Groth16Prover::with_config(std::slice::from_ref(gpu), workload.key.clone(), config)?)
+            }
             (Prover::Zkgpu { .. }, None) => return Err(format!("{variant} needs a CUDA GPU").into()),
             _ => None,
         };
