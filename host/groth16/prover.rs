@@ -26,7 +26,7 @@ use rand_core::RngCore;
 
 use super::cpu::{input_sums, prove_witness_cpu};
 use super::key::{ProvingKey, Queries};
-use super::synthesis::{Density, Witness, synthesize};
+use super::synthesis::{Density, Witness, synthesize_sized};
 use super::{QuerySums, assemble};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -226,7 +226,7 @@ impl<'g> Groth16Prover<'g> {
     /// Synthesizes `circuit` into pinned buffers of the key's domain (for [`Groth16Prover::start`]). Needs
     /// only `&self`: call it from several threads to synthesize circuits in parallel.
     pub fn synthesize<C: Circuit<Scalar>>(&self, circuit: C) -> Result<PinnedWitness> {
-        synthesize_pinned(&self.pool, self.key.domain(), circuit)
+        synthesize_pinned(&self.pool, self.key.domain(), self.expected(), circuit)
     }
 
     /// Proves `circuit` with random blinding factors drawn from `rng` (`r` then `s`, as bellperson draws
@@ -287,7 +287,7 @@ impl<'g> Groth16Prover<'g> {
         }
         let count = circuits.len();
         let workers = std::thread::available_parallelism().map_or(1, |t| t.get()).min(count).max(1);
-        let (pool, domain) = (self.pool.clone(), self.key.domain());
+        let (pool, domain, expected) = (self.pool.clone(), self.key.domain(), self.expected());
         let queue = std::sync::Mutex::new(circuits.into_iter().enumerate());
         // At most `workers` witnesses wait for the GPU: bounds the pinned memory a batch holds.
         let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<PinnedWitness>, f64)>(workers);
@@ -300,7 +300,7 @@ impl<'g> Groth16Prover<'g> {
                         let next = queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).next();
                         let Some((i, circuit)) = next else { break };
                         let started = Instant::now();
-                        let witness = synthesize_pinned(pool, domain, circuit);
+                        let witness = synthesize_pinned(pool, domain, expected, circuit);
                         if tx.send((i, witness, started.elapsed().as_secs_f64() * 1e3)).is_err() {
                             break; // the prover stopped on an error
                         }
@@ -432,6 +432,11 @@ impl<'g> Groth16Prover<'g> {
         Ok((proof, report(Some(out.report))))
     }
 
+    /// The key's (inputs, aux) counts: what a synthesis of its circuit allocates.
+    fn expected(&self) -> (usize, usize) {
+        (self.key.num_inputs(), self.key.num_aux())
+    }
+
     /// The engines' configuration (the tail MSMs not yet sized when it is automatic).
     fn engine_config(&self) -> PartitionConfig {
         self.config.engine.unwrap_or_default()
@@ -508,7 +513,13 @@ fn slot_sum<P: Copy + Group>(
 }
 
 /// Synthesis into buffers of `pool` (write-combined: synthesis only writes them).
-fn synthesize_pinned<C: Circuit<Scalar>>(pool: &PinnedPool, domain: usize, circuit: C) -> Result<PinnedWitness> {
+/// `expected`: the key's (inputs, aux) counts, reserved up front.
+fn synthesize_pinned<C: Circuit<Scalar>>(
+    pool: &PinnedPool,
+    domain: usize,
+    expected: (usize, usize),
+    circuit: C,
+) -> Result<PinnedWitness> {
     let (a, b, c) = (pool.take::<Scalar>(domain)?, pool.take::<Scalar>(domain)?, pool.take::<Scalar>(domain)?);
-    synthesize(circuit, a, b, c)
+    synthesize_sized(circuit, a, b, c, expected)
 }

@@ -34,6 +34,11 @@ impl Density {
         Density { words: vec![0; len.div_ceil(32)], len, total: 0 }
     }
 
+    /// No variables yet, room for `len` without growing.
+    fn with_capacity(len: usize) -> Self {
+        Density { words: Vec::with_capacity(len.div_ceil(32)), len: 0, total: 0 }
+    }
+
     /// Variables tracked.
     pub fn len(&self) -> usize {
         self.len
@@ -173,6 +178,16 @@ where
     C: Circuit<Scalar>,
     S: DerefMut<Target = [Scalar]> + Send,
 {
+    synthesize_sized(circuit, a, b, c, (0, 0))
+}
+
+/// [`synthesize`] with the assignments' expected lengths `(inputs, aux)` reserved up front (a key knows
+/// them), so they never grow by copying.
+pub(crate) fn synthesize_sized<C, S>(circuit: C, a: S, b: S, c: S, expected: (usize, usize)) -> Result<Witness<S>>
+where
+    C: Circuit<Scalar>,
+    S: DerefMut<Target = [Scalar]> + Send,
+{
     let n = a.len();
     if !n.is_power_of_two() {
         return Err(Error::NttSize { n });
@@ -188,11 +203,11 @@ where
             b,
             c,
             constraints: 0,
-            input: Vec::new(),
-            aux: Vec::new(),
-            a_aux_density: Density::default(),
-            b_input_density: Density::default(),
-            b_aux_density: Density::default(),
+            input: Vec::with_capacity(expected.0),
+            aux: Vec::with_capacity(expected.1),
+            a_aux_density: Density::with_capacity(expected.1),
+            b_input_density: Density::with_capacity(expected.0),
+            b_aux_density: Density::with_capacity(expected.1),
         },
         fault: None,
     };
