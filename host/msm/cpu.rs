@@ -100,6 +100,7 @@ fn model_run<C: Curve>(
     indices: Option<&[u32]>,
     plan: &MsmPlan,
 ) -> Result<C::Projective> {
+    plan.validate()?;
     let table = model::precompute(C::as_kernel_affine(bases), plan.window_bits, plan.copies);
     // SAFETY (layout): blstrs::Scalar is repr(transparent) over blst_fr, 4 little-endian u64 limbs in
     // Montgomery form; Fr is 8 little-endian u32 limbs, same bytes and alignment (tests/layout.rs).

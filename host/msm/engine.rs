@@ -134,8 +134,10 @@ pub(super) enum Queued {
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
-    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]).
+    /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). `Err(MsmConfig)` for a
+    /// plan [`MsmPlan::validate`] rejects.
     pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
+        plan.validate()?;
         let name = |what: &str| format!("msm_{}_{what}", C::NAME);
         let kernels = Kernels {
             count: gpu.function("msm_count")?,

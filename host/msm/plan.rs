@@ -54,6 +54,10 @@ pub(super) const REDUCE_COST: f64 = 5.0;
 pub(super) const SCATTER_REGION_BYTES: usize = 64 << 20;
 /// Most scatter passes the automatic choice makes (each pass reads every digit of the chunk again).
 pub(super) const MAX_SCATTER_PASSES: u32 = 8;
+/// Largest per-thread segment [`MsmPlan::validate`] accepts (the automatic choice stays within 16..=512).
+pub(super) const MAX_SEG: u32 = 1 << 12;
+/// Largest reduce run [`MsmPlan::validate`] accepts (the automatic choice stays within 2..=64).
+pub(super) const MAX_REDUCE_RUN: u32 = 1 << 10;
 /// Scratch the radix sort aims to stay within: virtual windows are sorted in groups, each window of a group
 /// needing 12 bytes per entry slot (two key buffers and a value buffer); at least one window per group.
 pub(super) const SORT_SCRATCH_BYTES: usize = 768 << 20;
@@ -248,12 +252,13 @@ impl MsmPlan {
         let mut least = usize::MAX;
         for &chunk in &chunks {
             for &c in &windows {
-                let plan = Self::build(
-                    n,
-                    &MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config },
-                    host_inputs,
-                    limits,
-                )?;
+                let config = MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config };
+                let plan = match Self::build(n, &config, host_inputs, limits) {
+                    Ok(plan) => plan,
+                    // Narrow windows with a large chunk: more entries than the kernels count.
+                    Err(Error::MsmConfig(_)) => continue,
+                    Err(e) => return Err(e),
+                };
                 let bytes = plan.device_bytes::<C>(host_inputs);
                 least = least.min(bytes);
                 let cost = window_cost(n, copies, n.div_ceil(plan.chunk).max(1), c);
@@ -271,6 +276,9 @@ impl MsmPlan {
 
     /// [`MsmPlan::new`] with the per-thread work scaled to `limits`' SMs (memory is [`MsmPlan::within`]'s).
     pub(super) fn build(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
+        if u32::try_from(n).is_err() {
+            return Err(Error::MsmConfig(format!("{n} points do not fit the kernels' u32 counts")));
+        }
         let copies = config.precompute.max(1);
         let chunk = match config.chunk {
             Some(0) => return Err(Error::MsmConfig("a chunk of 0 points".into())),
@@ -290,6 +298,17 @@ impl MsmPlan {
         if copies > windows {
             return Err(Error::MsmConfig(format!("{copies} precomputed copies for {windows} windows")));
         }
+        // A chunk's entries (`chunk·W`) are counted in u32 by the kernels: narrow windows need smaller chunks.
+        let max_chunk = u32::MAX as usize / windows as usize;
+        let chunk = match config.chunk {
+            Some(_) if chunk > max_chunk => {
+                return Err(Error::MsmConfig(format!(
+                    "a chunk of {chunk} points with {windows} windows makes more than 2^32 entries"
+                )));
+            }
+            Some(_) => chunk,
+            None => chunk.min(pow2_clamped(max_chunk, 1, max_chunk)),
+        };
         let q = windows.div_ceil(copies);
         let entries = chunk.saturating_mul(windows as usize);
         let buckets = 1usize << (c - 1);
@@ -327,6 +346,65 @@ impl MsmPlan {
             sort: config.sort,
             sort_group,
         })
+    }
+
+    /// Checks what the kernels' bounds rely on (the fields are public, so a plan may be edited by hand):
+    /// window bits in 1..=24 with their window count, 1..=W copies and exactly `⌈W / copies⌉` virtual windows
+    /// (fewer would let an entry name a point past `copies·n`), a chunk in 1..=n with `chunk·W` entries
+    /// countable in u32, non-zero per-thread work (`seg`, `reduce_run`, bounded), scatter passes in
+    /// 1..=min(8, buckets), sort and affine groups of 1..=q windows, and `n` within u32. Then every size
+    /// derived from the plan fits a `usize`. A plan from [`MsmPlan::new`] or [`MsmPlan::within`] passes;
+    /// [`crate::msm::Msm::new`] and the CPU models check every plan they get. `Err(MsmConfig)` naming the field.
+    pub fn validate(&self) -> Result<()> {
+        let fail = |what: String| Err(Error::MsmConfig(format!("invalid plan: {what}")));
+        let in_range = |v: u32, lo: u32, hi: u32| (lo..=hi).contains(&v);
+        if u32::try_from(self.n).is_err() {
+            return fail(format!("n = {} does not fit the kernels' u32 counts", self.n));
+        }
+        if !in_range(self.window_bits, 1, MAX_WINDOW_BITS) {
+            return fail(format!("window_bits = {} not in 1..={MAX_WINDOW_BITS}", self.window_bits));
+        }
+        let w = window_count(self.window_bits);
+        if self.windows != w {
+            return fail(format!("windows = {}, {} bits make {w}", self.windows, self.window_bits));
+        }
+        if !in_range(self.copies, 1, w) {
+            return fail(format!("copies = {} not in 1..={w}", self.copies));
+        }
+        let q = w.div_ceil(self.copies);
+        if self.virtual_windows != q {
+            return fail(format!(
+                "virtual_windows = {}, {w} windows over {} copies need {q}",
+                self.virtual_windows, self.copies
+            ));
+        }
+        if !(1..=self.n.max(1)).contains(&self.chunk) {
+            return fail(format!("chunk = {} not in 1..={}", self.chunk, self.n.max(1)));
+        }
+        if u32::try_from(self.chunk * w as usize).is_err() {
+            return fail(format!("a chunk of {} points makes {w} times as many entries, past u32", self.chunk));
+        }
+        if !in_range(self.seg, 1, MAX_SEG) {
+            return fail(format!("seg = {} not in 1..={MAX_SEG}", self.seg));
+        }
+        if !in_range(self.reduce_run, 1, MAX_REDUCE_RUN) {
+            return fail(format!("reduce_run = {} not in 1..={MAX_REDUCE_RUN}", self.reduce_run));
+        }
+        let buckets = 1u32 << (self.window_bits - 1);
+        if !in_range(self.scatter_passes, 1, MAX_SCATTER_PASSES.min(buckets)) {
+            return fail(format!(
+                "scatter_passes = {} not in 1..={}",
+                self.scatter_passes,
+                MAX_SCATTER_PASSES.min(buckets)
+            ));
+        }
+        if !in_range(self.sort_group, 1, q) {
+            return fail(format!("sort_group = {} not in 1..={q}", self.sort_group));
+        }
+        if self.affine_rounds > 0 && !in_range(self.affine_windows, 1, q) {
+            return fail(format!("affine_windows = {} not in 1..={q}", self.affine_windows));
+        }
+        Ok(())
     }
 
     /// Buckets per virtual window, `2^(c−1)`.
@@ -404,5 +482,124 @@ impl MsmPlan {
             + points * C::XYZZ_BYTES
             + (q + 1) * size_of::<C::Projective>()
             + self.affine_scratch_points::<C>() * size_of::<C::Affine>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::msm::cpu::{msm_cpu, msm_model};
+    use group::{Curve as _, Group as _};
+    use proptest::prelude::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    fn is_plan_error<T: std::fmt::Debug>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::MsmConfig(_)))
+    }
+
+    /// The fields the issue found reachable from safe code, each alone on an otherwise valid plan.
+    #[test]
+    fn hand_edited_plans_are_typed_errors() {
+        let p = MsmPlan::new(1000, &MsmConfig { precompute: 2, ..MsmConfig::default() }, false).unwrap();
+        p.validate().unwrap();
+        let edits: [(&str, MsmPlan); 9] = [
+            ("seg 0", MsmPlan { seg: 0, ..p }),
+            ("window_bits 0", MsmPlan { window_bits: 0, ..p }),
+            ("window_bits 25", MsmPlan { window_bits: 25, ..p }),
+            ("scatter_passes 0", MsmPlan { scatter_passes: 0, ..p }),
+            ("virtual windows below W / copies", MsmPlan { virtual_windows: p.virtual_windows - 1, ..p }),
+            ("copies 0", MsmPlan { copies: 0, ..p }),
+            ("chunk past n", MsmPlan { chunk: p.n + 1, ..p }),
+            ("reduce_run 0", MsmPlan { reduce_run: 0, ..p }),
+            ("sort_group 0", MsmPlan { sort_group: 0, ..p }),
+        ];
+        for (what, plan) in edits {
+            assert!(is_plan_error(plan.validate()), "{what}: {plan:?} accepted");
+        }
+        // Sizes past the kernels' u32 counts: an error, not an overflow.
+        assert!(is_plan_error(MsmPlan::new(usize::MAX, &MsmConfig::default(), false)));
+        assert!(is_plan_error(MsmPlan::new(
+            1 << 40,
+            &MsmConfig { chunk: Some(1 << 39), ..MsmConfig::default() },
+            true
+        )));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        /// Whatever `validate` accepts, the CPU model of the kernels (bounds-checked indexing) runs and sums
+        /// correctly; whatever it rejects is `MsmConfig`, and the models refuse it too. The fields are drawn
+        /// around the valid values so that both outcomes are common.
+        #[test]
+        fn validated_plans_run_in_bounds(
+            n in 1usize..48,
+            c in 0u32..=11,
+            copies in 0u32..6,
+            q_off in -1i64..=1,
+            chunk in 0usize..56,
+            seg in 0u32..6,
+            reduce_run in 0u32..5,
+            passes in 0u32..4,
+            sort_group in 0u32..3,
+            affine in prop::option::of(0u32..4),
+            seed in any::<u64>(),
+        ) {
+            let windows = window_count(c.max(1));
+            let q = u32::try_from(i64::from(windows.div_ceil(copies.max(1))) + q_off).unwrap_or(0);
+            let plan = MsmPlan {
+                n,
+                window_bits: c,
+                windows,
+                copies,
+                virtual_windows: q,
+                chunk,
+                seg,
+                reduce_run,
+                affine_rounds: affine.unwrap_or(0),
+                affine_windows: u32::from(affine.is_some()),
+                scatter_passes: passes,
+                sort: Sort::Counting,
+                sort_group,
+            };
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let bases: Vec<blstrs::G1Affine> =
+                (0..n).map(|_| blstrs::G1Projective::random(&mut rng).to_affine()).collect();
+            let scalars: Vec<Scalar> = (0..n).map(|_| <Scalar as ff::Field>::random(&mut rng)).collect();
+            match plan.validate() {
+                Ok(()) => {
+                    prop_assert!(plan.scratch_bytes::<G2>() >= plan.scratch_bytes::<G1>());
+                    let got = msm_model::<G1>(&bases, &scalars, &plan);
+                    prop_assert_eq!(got.ok(), msm_cpu::<G1>(&bases, &scalars).ok(), "plan {:?}", plan);
+                }
+                Err(e) => {
+                    prop_assert!(matches!(e, Error::MsmConfig(_)), "{:?}", e);
+                    prop_assert!(is_plan_error(msm_model::<G1>(&bases, &scalars, &plan)));
+                }
+            }
+        }
+
+        /// Every plan the constructors make passes `validate`.
+        #[test]
+        fn constructed_plans_validate(
+            n in 0usize..(1 << 28),
+            c in prop::option::of(1u32..=MAX_WINDOW_BITS),
+            chunk in prop::option::of(1usize..(1 << 26)),
+            precompute in 0u32..4,
+            affine in any::<bool>(),
+            host in any::<bool>(),
+        ) {
+            let config = MsmConfig {
+                window_bits: c,
+                chunk,
+                precompute,
+                accumulation: if affine { Accumulation::Affine { rounds: None } } else { Accumulation::Xyzz },
+                ..MsmConfig::default()
+            };
+            if let Ok(plan) = MsmPlan::new(n, &config, host) {
+                prop_assert!(plan.validate().is_ok(), "{:?}", plan);
+            }
+        }
     }
 }
