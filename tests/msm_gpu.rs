@@ -194,8 +194,8 @@ curve_tests! {
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
 /// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks), 1..=8 scatter passes over
 /// bucket ranges, affine accumulation (1..=9 rounds or the plan's choice) and (device bases only) 2..=4
-/// precomputed copies (when `precompute`; the G2 sweep draws none, `g2_edge_cases_precomputed` and
-/// `g2_precomputed_bases` cover G2 copies).
+/// precomputed copies (when `precompute`; the G2 sweep draws none, `edge_cases_precomputed::g2` and
+/// `precomputed_bases::g2` cover G2 copies).
 fn random_sweep<C: CurveUnderTest>(name: &str, draws: usize, precompute: bool) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
