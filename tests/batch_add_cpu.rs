@@ -5,7 +5,7 @@
 mod common;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2, cast};
+use common::curve_props::{CurveUnderTest, cast};
 use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap, scattered};
 use common::seeded_rng;
 use ff::Field as _;
@@ -44,11 +44,7 @@ fn model_sum<C: CurveUnderTest>(
     cast(&model::finish(&lane_sums, FINISH_BLOCK))
 }
 
-fn check_model<C: CurveUnderTest>(name: &str)
-where
-    C::Projective: Curve<AffineRepr = C::Affine> + std::fmt::Debug,
-    C::Affine: std::ops::Neg<Output = C::Affine>,
-{
+fn check_model<C: CurveUnderTest>(name: &str) {
     let mut rng = seeded_rng(name);
     for n in [0usize, 1, 2, 3, 31, 32, 33, 64, 65, 100, 257, 700] {
         for blocks in [1u32, 3, 8] {
@@ -84,10 +80,7 @@ where
 /// The reduce and finish kernels' four-lane addition (`quad_add_step`, replayed lane by lane with its
 /// race checks) gives exactly `Xyzz::add`'s coordinates: random pairs in scaled coordinates, either side the
 /// identity, the same point in two coordinate systems (the doubling), and `P + (−P)`.
-fn check_quad_add<C: CurveUnderTest>(name: &str)
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-{
+fn check_quad_add<C: CurveUnderTest>(name: &str) {
     let mut rng = seeded_rng(name);
     let points: Vec<Affine<C::Field>> = distinct_points::<C>(&mut rng, 40).iter().map(cast).collect();
     let scale = |rng: &mut rand_chacha::ChaCha20Rng, p: &Affine<C::Field>| {
@@ -112,31 +105,15 @@ where
     }
 }
 
-#[test]
-fn quad_addition_is_xyzz_addition_g1() {
-    check_quad_add::<TestG1>("quad_addition_is_xyzz_addition_g1");
+curve_tests! {
+    fn quad_addition_is_xyzz_addition = check_quad_add { g1: G1(), g2: G2() }
 }
 
-#[test]
-fn quad_addition_is_xyzz_addition_g2() {
-    check_quad_add::<TestG2>("quad_addition_is_xyzz_addition_g2");
+curve_tests! {
+    fn model_matches_blstrs = check_model { g1: G1(), g2: G2() }
 }
 
-#[test]
-fn model_matches_blstrs_g1() {
-    check_model::<TestG1>("model_matches_blstrs_g1");
-}
-
-#[test]
-fn model_matches_blstrs_g2() {
-    check_model::<TestG2>("model_matches_blstrs_g2");
-}
-
-fn check_affine_level<C: CurveUnderTest>(name: &str)
-where
-    C::Projective: Curve<AffineRepr = C::Affine> + std::fmt::Debug,
-    C::Affine: std::ops::Neg<Output = C::Affine> + std::fmt::Debug,
-{
+fn check_affine_level<C: CurveUnderTest>(name: &str) {
     let mut rng = seeded_rng(name);
     // 5001 points: 79 blocks of 32 pairs (the last partial), several blocks per lane at run 200.
     for n in [0usize, 1, 2, 3, 9, 64, 101, 5001] {
@@ -165,14 +142,8 @@ where
     }
 }
 
-#[test]
-fn affine_level_matches_blstrs_g1() {
-    check_affine_level::<TestG1>("affine_level_matches_blstrs_g1");
-}
-
-#[test]
-fn affine_level_matches_blstrs_g2() {
-    check_affine_level::<TestG2>("affine_level_matches_blstrs_g2");
+curve_tests! {
+    fn affine_level_matches_blstrs = check_affine_level { g1: G1(), g2: G2() }
 }
 
 #[test]
@@ -206,7 +177,7 @@ fn nth_set_bit_and_windows() {
 #[test]
 fn cpu_reference_sets_and_errors() {
     let mut rng = seeded_rng("cpu_reference_sets_and_errors");
-    let points = edge_points::<TestG1>(&mut rng, 300, 8);
+    let points = edge_points::<G1>(&mut rng, 300, 8);
     let bitmap = random_bitmap(&mut rng, 300);
     let offsets = [0, 0, 1, 33, 33, 200, 300];
     let sums = batch_add_sets_cpu::<G1>(&points, &offsets, Some(&bitmap)).unwrap();
@@ -219,8 +190,8 @@ fn cpu_reference_sets_and_errors() {
         }
         assert_eq!(sums[s], expected, "set {s}");
     }
-    let g2 = edge_points::<TestG2>(&mut rng, 40, 8);
-    assert_eq!(batch_add_cpu::<G2>(&g2, None).unwrap(), naive_sum::<TestG2>(&g2, None));
+    let g2 = edge_points::<G2>(&mut rng, 40, 8);
+    assert_eq!(batch_add_cpu::<G2>(&g2, None).unwrap(), naive_sum::<G2>(&g2, None));
     assert_eq!(batch_add_cpu::<G2>(&[] as &[G2Affine], None).unwrap(), G2Projective::identity());
 
     // Bitmap shorter than the point set.

@@ -5,7 +5,7 @@
 //! `cargo xtask test --gpu`.
 mod common;
 
-use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
+use common::curve_props::CurveUnderTest;
 use common::gpu::gpu;
 use common::points::{affine_pair_cases, distinct_points, edge_points, random_bitmap, scattered};
 use common::seeded_rng;
@@ -29,13 +29,7 @@ where
     assert_eq!(got, expected, "{what}: n = {}, bitmap: {}, {method:?}", points.len(), bitmap.is_some());
 }
 
-fn check_sizes<C, T>(name: &str, sizes: &[usize], method: Method)
-where
-    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
-    T: CurveUnderTest,
-    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
-    T::Affine: std::ops::Neg<Output = T::Affine>,
-{
+fn check_sizes<C: CurveUnderTest>(name: &str, sizes: &[usize], method: Method) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     for &n in sizes {
@@ -43,7 +37,7 @@ where
             let adder = zkgpu::batch_add::BatchAdder::<C>::new(&gpu, n, &[0, n], method).unwrap();
             assert!(adder.affine_levels(false) > 0 && adder.affine_levels(true) > 0, "n = {n}: no affine levels");
         }
-        let points = if n <= 1 << 16 { edge_points::<T>(&mut rng, n, 16) } else { distinct_points::<T>(&mut rng, n) };
+        let points = if n <= 1 << 16 { edge_points::<C>(&mut rng, n, 16) } else { distinct_points::<C>(&mut rng, n) };
         check_sum::<C>(&gpu, &points, None, method, name);
         let bitmap = random_bitmap(&mut rng, n);
         check_sum::<C>(&gpu, &points, Some(&bitmap), method, name);
@@ -54,28 +48,14 @@ where
 
 const SMALL: &[usize] = &[0, 1, 2, 3, 31, 32, 33, 1000, 4097, 1 << 16];
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_sums_small_and_2_16() {
-    check_sizes::<G1, TestG1>("g1_sums_small_and_2_16", SMALL, Method::Xyzz);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn sums_small_and_2_16 = check_sizes { g1: G1(SMALL, Method::Xyzz), g2: G2(SMALL, Method::Xyzz) }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_sums_small_and_2_16() {
-    check_sizes::<G2, TestG2>("g2_sums_small_and_2_16", SMALL, Method::Xyzz);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_sums_2_20() {
-    check_sizes::<G1, TestG1>("g1_sums_2_20", &[1 << 20, (1 << 20) + 13], Method::Xyzz);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_sums_2_20() {
-    check_sizes::<G2, TestG2>("g2_sums_2_20", &[1 << 20], Method::Xyzz);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn sums_2_20 = check_sizes { g1: G1(&[1 << 20, (1 << 20) + 13], Method::Xyzz), g2: G2(&[1 << 20], Method::Xyzz) }
 }
 
 /// The affine method: the levels only run on large lists (on an H200 G1 from ~2.2 M points, and under a bitmap,
@@ -83,13 +63,13 @@ fn g2_sums_2_20() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g1_affine_method_large() {
-    check_sizes::<G1, TestG1>("g1_affine_method_large", &[1000, 5_000_011], Method::Affine);
+    check_sizes::<G1>("g1_affine_method_large", &[1000, 5_000_011], Method::Affine);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn g2_affine_method_2_22() {
-    check_sizes::<G2, TestG2>("g2_affine_method_2_22", &[(1 << 22) + 7], Method::Affine);
+    check_sizes::<G2>("g2_affine_method_2_22", &[(1 << 22) + 7], Method::Affine);
 }
 
 /// The affine method under a bitmap on single sets that start inside the buffer: at a multiple of 32 points
@@ -101,7 +81,7 @@ fn g1_affine_method_bitmap_set_starts() {
     let gpu = gpu();
     let mut rng = seeded_rng("g1_affine_method_bitmap_set_starts");
     let n = 5_000_200;
-    let points = distinct_points::<TestG1>(&mut rng, n);
+    let points = distinct_points::<G1>(&mut rng, n);
     let bitmap = random_bitmap(&mut rng, n);
     let (device_points, device_bitmap) = (gpu.upload(&points).unwrap(), gpu.upload(&bitmap).unwrap());
     for (offsets, levels) in [([64, n - 100], true), ([5, n], false)] {
@@ -139,18 +119,12 @@ fn g1_affine_method_bitmap_set_starts() {
 
 /// [`BatchAdder::enqueue_tables`] with several sets per table (XYZZ) and its errors: a table shorter than the
 /// adder's points or a short bitmap fail before anything is queued (the last sums stay readable).
-fn tables_on<C, T>(name: &str)
-where
-    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
-    T: CurveUnderTest,
-    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
-    T::Affine: std::ops::Neg<Output = T::Affine> + zkgpu::DeviceSafe,
-{
+fn tables_on<C: CurveUnderTest>(name: &str) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     let n = 4097;
     let offsets = [0, 1000, 1000, 4000, n];
-    let tables: Vec<Vec<T::Affine>> = (0..3).map(|_| edge_points::<T>(&mut rng, n, 16)).collect();
+    let tables: Vec<Vec<C::Affine>> = (0..3).map(|_| edge_points::<C>(&mut rng, n, 16)).collect();
     let bitmap = random_bitmap(&mut rng, n);
     let device: Vec<_> = tables.iter().map(|t| gpu.upload(t).unwrap()).collect();
     let device_bitmap = gpu.upload(&bitmap).unwrap();
@@ -171,35 +145,22 @@ where
     assert_eq!(adder.sums().unwrap(), expected, "the errors queued nothing");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_several_tables() {
-    tables_on::<G1, TestG1>("g1_several_tables");
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_several_tables() {
-    tables_on::<G2, TestG2>("g2_several_tables");
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn several_tables = tables_on { g1: G1(), g2: G2() }
 }
 
 /// The affine level kernel alone, on every degenerate pair kind and several run lengths.
-fn check_affine_level<C, T>(name: &str)
-where
-    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
-    T: CurveUnderTest,
-    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
-    T::Affine: std::ops::Neg<Output = T::Affine> + std::fmt::Debug + zkgpu::DeviceSafe,
-{
+fn check_affine_level<C: CurveUnderTest>(name: &str) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     // 4097: 64 full blocks of 32 pairs; 5001: 78 full and a partial one; run 200 gives lanes many blocks.
     for n in [1usize, 2, 3, 101, 4096 + 1, 5001] {
         for run in [1usize, 3, 32, 200] {
-            let points = affine_pair_cases::<T>(&mut rng, n);
+            let points = affine_pair_cases::<C>(&mut rng, n);
             let input = gpu.upload(&points).unwrap();
             // The same list gathered from a table twice its size (the first level under a bitmap).
-            let filler = distinct_points::<T>(&mut rng, n + 1);
+            let filler = distinct_points::<C>(&mut rng, n + 1);
             let (table, indices) = scattered(&mut rng, &points, &filler);
             let (table, indices) = (gpu.upload(&table).unwrap(), gpu.upload(&indices).unwrap());
             for (what, level) in [
@@ -210,9 +171,9 @@ where
                 assert_eq!(out.len(), n.div_ceil(2));
                 for (i, got) in out.iter().enumerate() {
                     let expected = if 2 * i + 1 < n {
-                        T::Projective::from(points[2 * i]) + T::Projective::from(points[2 * i + 1])
+                        C::Projective::from(points[2 * i]) + C::Projective::from(points[2 * i + 1])
                     } else {
-                        T::Projective::from(points[2 * i])
+                        C::Projective::from(points[2 * i])
                     };
                     assert_eq!(*got, expected.to_affine(), "{what}: n = {n}, run = {run}, pair {i} (kind {})", i % 6);
                 }
@@ -221,30 +182,17 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_affine_level_edge_pairs() {
-    check_affine_level::<G1, TestG1>("g1_affine_level_edge_pairs");
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_affine_level_edge_pairs() {
-    check_affine_level::<G2, TestG2>("g2_affine_level_edge_pairs");
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn affine_level_edge_pairs = check_affine_level { g1: G1(), g2: G2() }
 }
 
 /// Many independent sums in one launch, with empty sets, one-point sets and unaligned starts.
-fn check_sets<C, T>(name: &str)
-where
-    C: GpuCurve<Affine = T::Affine, Projective = T::Projective>,
-    T: CurveUnderTest,
-    T::Projective: Curve<AffineRepr = T::Affine> + std::fmt::Debug,
-    T::Affine: std::ops::Neg<Output = T::Affine> + zkgpu::DeviceSafe,
-{
+fn check_sets<C: CurveUnderTest>(name: &str) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     let n = 20_000;
-    let points = edge_points::<T>(&mut rng, n, 16);
+    let points = edge_points::<C>(&mut rng, n, 16);
     let mut offsets = vec![0usize, 0, 1, 2, 35, 35, 100, 1000];
     while *offsets.last().unwrap() < n {
         let next = (offsets.last().unwrap() + (rng.next_u32() % 3000) as usize).min(n);
@@ -266,16 +214,9 @@ where
     assert_eq!(one, batch_add_cpu::<C>(&points, Some(&bitmap)).unwrap());
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_many_sets_one_launch() {
-    check_sets::<G1, TestG1>("g1_many_sets_one_launch");
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_many_sets_one_launch() {
-    check_sets::<G2, TestG2>("g2_many_sets_one_launch");
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn many_sets_one_launch = check_sets { g1: G1(), g2: G2() }
 }
 
 #[test]
@@ -306,7 +247,7 @@ fn scalar_split_matches_cpu() {
 fn typed_errors() {
     let gpu = gpu();
     let mut rng = seeded_rng("typed_errors");
-    let points = distinct_points::<TestG1>(&mut rng, 100);
+    let points = distinct_points::<G1>(&mut rng, 100);
     let r = batch_add_host::<G1>(&gpu, &points, Some(&[0u32; 3]), Method::Xyzz);
     assert!(matches!(r, Err(Error::BitmapTooShort { words: 3, needed: 4, points: 100 })), "{r:?}");
     let device_points = gpu.upload(&points).unwrap();

@@ -7,7 +7,7 @@
 mod common;
 
 use blstrs::Scalar;
-use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
+use common::curve_props::CurveUnderTest;
 use common::msm_cases::{edge_cases, random_scalars, window_pattern};
 use common::points::distinct_points;
 use common::seeded_rng;
@@ -42,15 +42,9 @@ fn check_model<C: Curve>(bases: &[C::Affine], scalars: &[Scalar], mut p: MsmPlan
     assert_eq!(got, expected, "{what}: n = {}, plan {p:?}", scalars.len());
 }
 
-fn edge_cases_on<T, C>(name: &str)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-    T::Affine: std::ops::Neg<Output = T::Affine>,
-{
+fn edge_cases_on<C: CurveUnderTest>(name: &str) {
     let mut rng = seeded_rng(name);
-    for case in edge_cases::<T>(&mut rng) {
+    for case in edge_cases::<C>(&mut rng) {
         let n = case.scalars.len();
         // The automatic plan, a small window with tiny segments, a chunked run with two precomputed copies.
         check_model::<C>(&case.bases, &case.scalars, plan(n, None, None, 1), None, &case.name);
@@ -62,14 +56,8 @@ where
     }
 }
 
-#[test]
-fn model_matches_blstrs_on_edge_cases_g1() {
-    edge_cases_on::<TestG1, G1>("model_matches_blstrs_on_edge_cases_g1");
-}
-
-#[test]
-fn model_matches_blstrs_on_edge_cases_g2() {
-    edge_cases_on::<TestG2, G2>("model_matches_blstrs_on_edge_cases_g2");
+curve_tests! {
+    fn model_matches_blstrs_on_edge_cases = edge_cases_on { g1: G1(), g2: G2() }
 }
 
 /// Every window size 1..=24 (c = 1: one bucket per window; c = 24: 2^23 buckets, mostly empty), segments of 1
@@ -78,7 +66,7 @@ fn model_matches_blstrs_on_edge_cases_g2() {
 fn model_window_sizes_segments_chunks_and_copies() {
     let mut rng = seeded_rng("model_window_sizes_segments_chunks_and_copies");
     let n = 40;
-    let bases = distinct_points::<TestG1>(&mut rng, n);
+    let bases = distinct_points::<G1>(&mut rng, n);
     let scalars = random_scalars(&mut rng, n);
     for c in [1, 2, 3, 4, 9, 13, 16] {
         check_model::<G1>(&bases, &scalars, plan(n, Some(c), None, 1), Some(1), &format!("c = {c}, seg 1"));
@@ -104,7 +92,7 @@ fn model_random_sizes_and_plans() {
         let chunk = 1 + (rng.next_u32() as usize % (n + 1));
         let copies = 1 + rng.next_u32() % window_count(c).min(4);
         let rounds = rng.next_u32() % 9;
-        let bases = distinct_points::<TestG1>(&mut rng, n);
+        let bases = distinct_points::<G1>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
         let p = affine(plan(n, Some(c), Some(chunk), copies), rounds);
         check_model::<G1>(&bases, &scalars, p, Some(seg), "random plan (affine rounds 0: XYZZ)");
@@ -117,7 +105,7 @@ fn model_random_sizes_and_plans() {
 #[test]
 fn model_indexed_scalars() {
     let mut rng = seeded_rng("model_indexed_scalars");
-    let bases = distinct_points::<TestG1>(&mut rng, 50);
+    let bases = distinct_points::<G1>(&mut rng, 50);
     for k in [0usize, 1, 2, 17, 50, 120] {
         let scalars = random_scalars(&mut rng, k);
         let mut cases: Vec<(String, Vec<u32>)> = vec![
@@ -253,7 +241,7 @@ fn canonical_limbs_match_blstrs() {
 #[test]
 fn cpu_references_agree_and_check_lengths() {
     let mut rng = seeded_rng("cpu_references_agree_and_check_lengths");
-    let bases = distinct_points::<TestG2>(&mut rng, 20);
+    let bases = distinct_points::<G2>(&mut rng, 20);
     let scalars = random_scalars(&mut rng, 20);
     assert_eq!(msm_naive::<G2>(&bases, &scalars).unwrap(), msm_cpu::<G2>(&bases, &scalars).unwrap());
     let g = blstrs::G2Projective::from(bases[0]);

@@ -9,7 +9,7 @@
 mod common;
 
 use blstrs::Scalar;
-use common::curve_props::{CurveUnderTest, G1 as TestG1, G2 as TestG2};
+use common::curve_props::CurveUnderTest;
 use common::gpu::gpu;
 use common::msm_cases::{edge_cases, random_scalars};
 use common::points::distinct_points;
@@ -124,6 +124,17 @@ fn check<C: Curve>(
     }
 }
 
+/// What most templates start with: the GPU, `n` random distinct bases then `n` random scalars from the test's
+/// seeded RNG, and blstrs' MSM of them.
+fn msm_inputs<C: CurveUnderTest>(name: &str, n: usize) -> (Gpu, Vec<C::Affine>, Vec<Scalar>, C::Projective) {
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let bases = distinct_points::<C>(&mut rng, n);
+    let scalars = random_scalars(&mut rng, n);
+    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+    (gpu, bases, scalars, expected)
+}
+
 fn config(window_bits: Option<u32>, chunk: Option<usize>, precompute: u32) -> MsmConfig {
     MsmConfig { window_bits, chunk, precompute, ..Default::default() }
 }
@@ -137,16 +148,10 @@ fn affine(config: MsmConfig, rounds: Option<u32>) -> MsmConfig {
 // Edge cases
 
 /// The edge cases through every placement (`precomputed == false`), or through 4 precomputed copies.
-fn edge_cases_on<T, C>(name: &str, precomputed: bool)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-    T::Affine: std::ops::Neg<Output = T::Affine>,
-{
+fn edge_cases_on<C: CurveUnderTest>(name: &str, precomputed: bool) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let cases = edge_cases::<T>(&mut rng);
+    let cases = edge_cases::<C>(&mut rng);
     assert!(cases.len() > 20, "edge_cases gave only {} cases", cases.len());
     for case in &cases {
         let (bases, scalars, what) = (&case.bases[..], &case.scalars[..], case.name.as_str());
@@ -173,28 +178,14 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_edge_cases_host_and_device() {
-    edge_cases_on::<TestG1, G1>("g1_edge_cases_host_and_device", false);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn edge_cases_host_and_device = edge_cases_on { g1: G1(false), g2: G2(false) }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_edge_cases_precomputed() {
-    edge_cases_on::<TestG1, G1>("g1_edge_cases_precomputed", true);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_edge_cases_host_and_device() {
-    edge_cases_on::<TestG2, G2>("g2_edge_cases_host_and_device", false);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_edge_cases_precomputed() {
-    edge_cases_on::<TestG2, G2>("g2_edge_cases_precomputed", true);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn edge_cases_precomputed = edge_cases_on { g1: G1(true), g2: G2(true) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -203,14 +194,9 @@ fn g2_edge_cases_precomputed() {
 /// `draws` random sizes in 0..4096, each with a random placement and, one time in three each, an explicit
 /// window (2..=16 bits), an explicit chunk (at least n/8 points, so few chunks), 1..=8 scatter passes over
 /// bucket ranges, affine accumulation (1..=9 rounds or the plan's choice) and (device bases only) 2..=4
-/// precomputed copies (when `precompute`; the G2 sweep draws none, `g2_edge_cases_precomputed` and
-/// `g2_precomputed_bases` cover G2 copies).
-fn random_sweep<T, C>(name: &str, draws: usize, precompute: bool)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+/// precomputed copies (when `precompute`; the G2 sweep draws none, `edge_cases_precomputed::g2` and
+/// `precomputed_bases::g2` cover G2 copies).
+fn random_sweep<C: CurveUnderTest>(name: &str, draws: usize, precompute: bool) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     for draw in 0..draws {
@@ -231,23 +217,16 @@ where
             let rounds = rng.next_u32() % 10;
             cfg = affine(cfg, (rounds > 0).then_some(rounds));
         }
-        let bases = distinct_points::<T>(&mut rng, n);
+        let bases = distinct_points::<C>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
         let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
         check::<C>(&gpu, &bases, &scalars, &expected, &cfg, at, &format!("draw {draw}"));
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_random_sizes_and_plans() {
-    random_sweep::<TestG1, G1>("g1_random_sizes_and_plans", 20, true);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_random_sizes_and_plans() {
-    random_sweep::<TestG2, G2>("g2_random_sizes_and_plans", 5, false);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn random_sizes_and_plans = random_sweep { g1: G1(20, true), g2: G2(5, false) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -256,16 +235,11 @@ fn g2_random_sizes_and_plans() {
 /// Random distinct bases and scalars of each size: `msm` (host inputs, default plan: more than 2^20 points
 /// make several host chunks), `msm_device`, the scatter in 5 passes, the radix sort and affine accumulation
 /// against blstrs' multi_exp.
-fn sizes_on<T, C>(name: &str, sizes: &[usize])
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn sizes_on<C: CurveUnderTest>(name: &str, sizes: &[usize]) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     for &n in sizes {
-        let bases = distinct_points::<T>(&mut rng, n);
+        let bases = distinct_points::<C>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
         let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
         let got = msm::<C>(&gpu, &bases, &scalars).unwrap_or_else(|e| panic!("n = {n}: msm: {e}"));
@@ -286,45 +260,22 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_2_16() {
-    sizes_on::<TestG1, G1>("g1_2_16", &[1 << 16, (1 << 16) + 7]);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn sizes_2_16 = sizes_on { g1: G1(&[1 << 16, (1 << 16) + 7]), g2: G2(&[1 << 16]) }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_2_16() {
-    sizes_on::<TestG2, G2>("g2_2_16", &[1 << 16]);
-}
-
-/// 2^20 + 13 with host inputs is two chunks by default (2^20 and 13 points).
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_2_20() {
-    sizes_on::<TestG1, G1>("g1_2_20", &[1 << 20, (1 << 20) + 13]);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_2_20() {
-    sizes_on::<TestG2, G2>("g2_2_20", &[1 << 20]);
+curve_tests! {
+    // 2^20 + 13 with host inputs is two chunks by default (2^20 and 13 points).
+    #[ignore = "needs a CUDA GPU"]
+    fn sizes_2_20 = sizes_on { g1: G1(&[1 << 20, (1 << 20) + 13]), g2: G2(&[1 << 20]) }
 }
 
 /// Plans fitted to the device (`MsmPlan::within`): this device's limits leave the default plan (the memory is
 /// ample), and a budget of 5/6 of the default plan's bytes makes another plan (a smaller window or chunk; with
 /// device inputs and a configured chunk, another window) that runs in that budget and equals blstrs.
-fn fitted_plans_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
-    let gpu = gpu();
-    let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
-    let scalars = random_scalars(&mut rng, n);
-    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+fn fitted_plans_on<C: CurveUnderTest>(name: &str, n: usize) {
+    let (gpu, bases, scalars, expected) = msm_inputs::<C>(name, n);
     let limits = DeviceLimits::of(&gpu).unwrap();
     assert_eq!(limits.sm_count, gpu.info().sm_count);
     let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
@@ -348,33 +299,17 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_fitted_plans() {
-    fitted_plans_on::<TestG1, G1>("g1_fitted_plans", (1 << 20) + 5);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_fitted_plans() {
-    fitted_plans_on::<TestG2, G2>("g2_fitted_plans", 1 << 18);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn fitted_plans = fitted_plans_on { g1: G1((1 << 20) + 5), g2: G2(1 << 18) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Plan variants
 
 /// Explicit window sizes, host inputs and device inputs.
-fn window_sizes_on<T, C>(name: &str, n: usize, bits: &[u32])
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
-    let gpu = gpu();
-    let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
-    let scalars = random_scalars(&mut rng, n);
-    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+fn window_sizes_on<C: CurveUnderTest>(name: &str, n: usize, bits: &[u32]) {
+    let (gpu, bases, scalars, expected) = msm_inputs::<C>(name, n);
     for &c in bits {
         for at in [(Host, Host), (Device, Device)] {
             check::<C>(&gpu, &bases, &scalars, &expected, &config(Some(c), None, 0), at, &format!("c = {c}"));
@@ -382,31 +317,18 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_explicit_window_bits() {
-    window_sizes_on::<TestG1, G1>("g1_explicit_window_bits", 3000, &[1, 3, 8, 13, 16, 20]);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_explicit_window_bits() {
-    window_sizes_on::<TestG2, G2>("g2_explicit_window_bits", 2000, &[5, 8, 13, 16, 20]);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn explicit_window_bits = window_sizes_on {
+        g1: G1(3000, &[1, 3, 8, 13, 16, 20]),
+        g2: G2(2000, &[5, 8, 13, 16, 20]),
+    }
 }
 
 /// Chunks of about n/5 (dividing n and not), and many small chunks, with every placement: several chunks
 /// through the double-buffered staging, buckets carried across chunks.
-fn chunks_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
-    let gpu = gpu();
-    let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
-    let scalars = random_scalars(&mut rng, n);
-    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+fn chunks_on<C: CurveUnderTest>(name: &str, n: usize) {
+    let (gpu, bases, scalars, expected) = msm_inputs::<C>(name, n);
     for chunk in [n / 5, n / 5 + 1, n / 23] {
         assert!(n.div_ceil(chunk) >= 5, "chunk {chunk} of {n} makes fewer than 5 chunks");
         for at in PLACEMENTS {
@@ -417,32 +339,16 @@ where
     check::<C>(&gpu, &bases, &scalars, &expected, &config(Some(6), Some(n / 5), 0), (Device, Host), "c = 6, chunk n/5");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_small_chunks_host_and_device_inputs() {
-    chunks_on::<TestG1, G1>("g1_small_chunks_host_and_device_inputs", 20_000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_small_chunks_host_and_device_inputs() {
-    chunks_on::<TestG2, G2>("g2_small_chunks_host_and_device_inputs", 10_000);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn small_chunks_host_and_device_inputs = chunks_on { g1: G1(20_000), g2: G2(10_000) }
 }
 
 /// Precomputed bases: 2, 4 and 8 copies (the bench's `precomputeK` variants) with the automatic window and
 /// explicit ones, one copy per window (c = 16, 16 copies: a single virtual window), chunked, with host and
 /// device scalars; the table's size.
-fn precomputed_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
-    let gpu = gpu();
-    let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
-    let scalars = random_scalars(&mut rng, n);
-    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+fn precomputed_on<C: CurveUnderTest>(name: &str, n: usize) {
+    let (gpu, bases, scalars, expected) = msm_inputs::<C>(name, n);
     for copies in [2, 4, 8] {
         for c in [None, Some(8), Some(16)] {
             for at in [(Device, Device), (Device, Host)] {
@@ -469,29 +375,17 @@ where
     assert_eq!(table.device_bytes(), 4 * n * size_of::<C::Affine>());
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_precomputed_bases() {
-    precomputed_on::<TestG1, G1>("g1_precomputed_bases", 5000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_precomputed_bases() {
-    precomputed_on::<TestG2, G2>("g2_precomputed_bases", 3000);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn precomputed_bases = precomputed_on { g1: G1(5000), g2: G2(3000) }
 }
 
 /// Device bases (plain and precomputed: the copies' stride is the table's length, not the scalars') used by
 /// fewer scalars, through one engine: the first `m` bases count.
-fn longer_bases_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn longer_bases_on<C: CurveUnderTest>(name: &str, n: usize) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
+    let bases = distinct_points::<C>(&mut rng, n);
     let scalars = random_scalars(&mut rng, n);
     for copies in [1, 4] {
         let plan = MsmPlan::new(n, &config(None, Some(n / 3), copies), true).unwrap();
@@ -508,31 +402,19 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_device_bases_longer_than_scalars() {
-    longer_bases_on::<TestG1, G1>("g1_device_bases_longer_than_scalars", 6000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_device_bases_longer_than_scalars() {
-    longer_bases_on::<TestG2, G2>("g2_device_bases_longer_than_scalars", 3000);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn device_bases_longer_than_scalars = longer_bases_on { g1: G1(6000), g2: G2(3000) }
 }
 
 /// Sparse (indexed) scalars over device bases, plain and with 4 precomputed copies, in several chunks through
 /// one engine: random indices with repeats, increasing indices, a prefix of the buffers (`len` below their
 /// length), the empty case; then the errors: an index past the bases (`IndexOutOfRange` from `finish`, and
 /// the engine still works), buffers shorter than `len`, host bases.
-fn indexed_on<T, C>(name: &str, n: usize, k: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn indexed_on<C: CurveUnderTest>(name: &str, n: usize, k: usize) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
+    let bases = distinct_points::<C>(&mut rng, n);
     let scalars = random_scalars(&mut rng, k);
     let random: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
     let mut increasing = random.clone();
@@ -586,31 +468,19 @@ where
     assert!(matches!(r, Err(Error::MsmConfig(_))), "host bases with indexed scalars: {r:?}");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_indexed_scalars() {
-    indexed_on::<TestG1, G1>("g1_indexed_scalars", 5000, 3000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_indexed_scalars() {
-    indexed_on::<TestG2, G2>("g2_indexed_scalars", 2000, 1500);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn indexed_scalars = indexed_on { g1: G1(5000, 3000), g2: G2(2000, 1500) }
 }
 
 /// One scalar vector over several tables ([`Msm::enqueue_tables`]): dense and sparse scalars, in one chunk
 /// (one sort for all tables) and in several (each table sorted again), plain and with 2 precomputed copies;
 /// then the empty cases and the errors: tables of different lengths, an index past the tables (counted
 /// once, not once per table), `finish` after several tables. The engine works after each error.
-fn tables_on<T, C>(name: &str, n: usize, k: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn tables_on<C: CurveUnderTest>(name: &str, n: usize, k: usize) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let bases: Vec<Vec<T::Affine>> = (0..3).map(|_| distinct_points::<T>(&mut rng, n)).collect();
+    let bases: Vec<Vec<C::Affine>> = (0..3).map(|_| distinct_points::<C>(&mut rng, n)).collect();
     let dense = random_scalars(&mut rng, n);
     let sparse = random_scalars(&mut rng, k);
     let indices: Vec<u32> = (0..k).map(|_| rng.next_u32() % n as u32).collect();
@@ -651,7 +521,7 @@ where
     let plan = MsmPlan::new(n + 1, &MsmConfig::default(), false).unwrap();
     let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
     let tables: Vec<MsmBases<C>> = bases.iter().map(|b| MsmBases::<C>::upload(&gpu, b).unwrap()).collect();
-    let longer = MsmBases::<C>::upload(&gpu, &distinct_points::<T>(&mut rng, n + 1)).unwrap();
+    let longer = MsmBases::<C>::upload(&gpu, &distinct_points::<C>(&mut rng, n + 1)).unwrap();
     let r = engine.enqueue_tables(&[&tables[0], &longer], Scalars::Device(&d_dense));
     assert!(matches!(r, Err(Error::LengthMismatch { .. })), "tables of different lengths: {r:?}");
     engine.enqueue_tables(&[], Scalars::Device(&d_dense)).unwrap();
@@ -663,32 +533,15 @@ where
     assert_eq!(engine.finish_tables().unwrap(), vec![dense_expected[2], dense_expected[0]], "after the errors");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_several_tables() {
-    tables_on::<TestG1, G1>("g1_several_tables", 5000, 3000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_several_tables() {
-    tables_on::<TestG2, G2>("g2_several_tables", 2000, 1500);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn several_tables = tables_on { g1: G1(5000, 3000), g2: G2(2000, 1500) }
 }
 
 /// Host inputs in page-locked memory (write-combined and cached): one-shot, chunked through an engine, and
 /// pinned scalars with device bases. The pinned buffers still hold the inputs afterwards.
-fn pinned_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-    T::Affine: DeviceSafe,
-{
-    let gpu = gpu();
-    let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
-    let scalars = random_scalars(&mut rng, n);
-    let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
+fn pinned_on<C: CurveUnderTest>(name: &str, n: usize) {
+    let (gpu, bases, scalars, expected) = msm_inputs::<C>(name, n);
     let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
     for mode in [PinnedMode::WriteCombined, PinnedMode::ReadBack] {
         let pinned_bases = gpu.pin_slice(&bases, mode).unwrap();
@@ -708,16 +561,9 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_pinned_host_inputs() {
-    pinned_on::<TestG1, G1>("g1_pinned_host_inputs", 50_000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_pinned_host_inputs() {
-    pinned_on::<TestG2, G2>("g2_pinned_host_inputs", 10_000);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn pinned_host_inputs = pinned_on { g1: G1(50_000), g2: G2(10_000) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -726,16 +572,10 @@ fn g2_pinned_host_inputs() {
 /// The same MSM three times on one engine (and once more on a fresh one) gives the same bytes, equal to
 /// blstrs' normalized result: random scalars, and every scalar equal (one bucket per window holds every
 /// point, the case where the scatter's atomics reorder the most).
-fn deterministic_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-    T::Projective: DeviceSafe,
-{
+fn deterministic_on<C: CurveUnderTest>(name: &str, n: usize) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
+    let bases = distinct_points::<C>(&mut rng, n);
     let random = random_scalars(&mut rng, n);
     let same = vec![random[0]; n];
     let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
@@ -754,29 +594,17 @@ where
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_deterministic_results() {
-    deterministic_on::<TestG1, G1>("g1_deterministic_results", 1 << 16);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_deterministic_results() {
-    deterministic_on::<TestG2, G2>("g2_deterministic_results", 1 << 14);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn deterministic_results = deterministic_on { g1: G1(1 << 16), g2: G2(1 << 14) }
 }
 
 /// One engine (chunked, host-input plan) used for many MSMs with new scalars, sizes and placements, the
 /// staging allocated on first use and reused.
-fn reuse_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn reuse_on<C: CurveUnderTest>(name: &str, n: usize) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
+    let bases = distinct_points::<C>(&mut rng, n);
     let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
     let plan = MsmPlan::new(n, &config(None, Some(n / 3), 0), true).unwrap();
     let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
@@ -799,16 +627,9 @@ where
     assert_eq!(engine.device_bytes(), with_staging, "staging grew after the first run");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_engine_reused_for_new_scalars() {
-    reuse_on::<TestG1, G1>("g1_engine_reused_for_new_scalars", 5000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_engine_reused_for_new_scalars() {
-    reuse_on::<TestG2, G2>("g2_engine_reused_for_new_scalars", 2000);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn engine_reused_for_new_scalars = reuse_on { g1: G1(5000), g2: G2(2000) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -821,16 +642,11 @@ fn is_length_mismatch<T>(r: &zkgpu::Result<T>, expected: usize, actual: usize) -
 /// Length mismatches (host bases vs scalars, more scalars than the plan, device bases shorter than the
 /// scalars), tables precomputed for another plan and precomputed plans with host bases are typed errors;
 /// the inputs are unchanged and the engines still give right answers afterwards.
-fn typed_errors_on<T, C>(name: &str)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn typed_errors_on<C: CurveUnderTest>(name: &str) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
     let n = 100;
-    let bases = distinct_points::<T>(&mut rng, n);
+    let bases = distinct_points::<C>(&mut rng, n);
     let scalars = random_scalars(&mut rng, n);
     let (bases_before, scalars_before) = (bases.clone(), scalars.clone());
     let expected = msm_cpu::<C>(&bases, &scalars).unwrap();
@@ -899,16 +715,9 @@ where
     assert_eq!(got, expected, "precomputed engine after errors");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_typed_errors_leave_inputs_untouched() {
-    typed_errors_on::<TestG1, G1>("g1_typed_errors_leave_inputs_untouched");
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_typed_errors_leave_inputs_untouched() {
-    typed_errors_on::<TestG2, G2>("g2_typed_errors_leave_inputs_untouched");
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn typed_errors_leave_inputs_untouched = typed_errors_on { g1: G1(), g2: G2() }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -917,15 +726,10 @@ fn g2_typed_errors_leave_inputs_untouched() {
 /// `enqueue` + `finish` equal `run`; two engines queued before either finishes (work of both in the stream
 /// at once) give their own results; `finish` with nothing queued and a second `enqueue` before `finish` are
 /// typed errors that leave the queued MSM intact; an empty MSM queues nothing and finishes as the identity.
-fn split_on<T, C>(name: &str, n: usize)
-where
-    T: CurveUnderTest,
-    C: Curve<Affine = T::Affine, Projective = T::Projective>,
-    T::Projective: group::Curve<AffineRepr = T::Affine>,
-{
+fn split_on<C: CurveUnderTest>(name: &str, n: usize) {
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let bases = distinct_points::<T>(&mut rng, n);
+    let bases = distinct_points::<C>(&mut rng, n);
     let table = MsmBases::<C>::upload(&gpu, &bases).unwrap();
     let (s1, s2) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n));
     let (e1, e2) = (msm_cpu::<C>(&bases, &s1).unwrap(), msm_cpu::<C>(&bases, &s2).unwrap());
@@ -946,16 +750,9 @@ where
     assert!(matches!(a.finish(), Err(Error::MsmConfig(_))), "finish twice");
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g1_enqueue_then_finish() {
-    split_on::<TestG1, G1>("g1_enqueue_then_finish", 3000);
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn g2_enqueue_then_finish() {
-    split_on::<TestG2, G2>("g2_enqueue_then_finish", 1000);
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn enqueue_then_finish = split_on { g1: G1(3000), g2: G2(1000) }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1010,7 +807,7 @@ fn g1_sort_matches_model() {
     let gpu = gpu();
     let mut rng = seeded_rng("g1_sort_matches_model");
     let n = 3000;
-    let bases = distinct_points::<TestG1>(&mut rng, n);
+    let bases = distinct_points::<G1>(&mut rng, n);
     let scalars = sort_scalars(&mut rng, n);
     let d_scalars = gpu.upload(&scalars).unwrap();
     let msm = msm_cpu::<G1>(&bases, &scalars).unwrap();

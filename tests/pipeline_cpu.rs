@@ -6,7 +6,6 @@
 mod common;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
-use common::curve_props::{G1 as TestG1, G2 as TestG2};
 use common::pipeline_cases::{filecoin_mix, job_data};
 use common::points::distinct_points;
 use common::seeded_rng;
@@ -348,9 +347,9 @@ fn reference_job_equals_the_obvious_sums() {
     let n = 32;
     let lens = [70usize, 9];
     let data = job_data(&mut rng, n, &lens, false);
-    let h_bases: Vec<G1Affine> = distinct_points::<TestG1>(&mut rng, n);
-    let q1: Vec<Vec<G1Affine>> = (0..3).map(|_| distinct_points::<TestG1>(&mut rng, lens[0])).collect();
-    let q2: Vec<G2Affine> = distinct_points::<TestG2>(&mut rng, lens[1]);
+    let h_bases: Vec<G1Affine> = distinct_points::<G1>(&mut rng, n);
+    let q1: Vec<Vec<G1Affine>> = (0..3).map(|_| distinct_points::<G1>(&mut rng, lens[0])).collect();
+    let q2: Vec<G2Affine> = distinct_points::<G2>(&mut rng, lens[1]);
     let g1_refs: Vec<&[G1Affine]> = q1.iter().map(Vec::as_slice).collect();
     let g2_refs: Vec<&[G2Affine]> = vec![&q2];
     let queries = [

@@ -7,7 +7,6 @@
 mod common;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
-use common::curve_props::{G1 as TestG1, G2 as TestG2};
 use common::gpu::gpu;
 use common::msm_cases::random_scalars;
 use common::pipeline_cases::{JobData, job_data};
@@ -51,11 +50,11 @@ struct HostSrs {
 /// Assignment 0 is `n + 37` long (not a multiple of 32), assignment 1 (G2) `n / 4 + 5`.
 fn host_srs(rng: &mut ChaCha20Rng, n: usize, g2: bool) -> HostSrs {
     let mut lens = vec![n + 37];
-    let h = distinct_points::<TestG1>(rng, n);
-    let g1 = (0..3).map(|_| distinct_points::<TestG1>(rng, lens[0])).collect();
+    let h = distinct_points::<G1>(rng, n);
+    let g1 = (0..3).map(|_| distinct_points::<G1>(rng, lens[0])).collect();
     let g2 = if g2 {
         lens.push(n / 4 + 5);
-        vec![distinct_points::<TestG2>(rng, lens[1])]
+        vec![distinct_points::<G2>(rng, lens[1])]
     } else {
         Vec::new()
     };
@@ -398,7 +397,7 @@ fn device_oom_is_typed_and_frees_everything() {
 fn split_equals_one_gpu(gpus: &[Gpu], name: &str) {
     let mut rng = seeded_rng(name);
     for n in [1usize, 3, 1000, (1 << 16) + 3] {
-        let bases = distinct_points::<TestG1>(&mut rng, n);
+        let bases = distinct_points::<G1>(&mut rng, n);
         let scalars = random_scalars(&mut rng, n);
         let expected = msm_cpu::<G1>(&bases, &scalars).unwrap();
         assert_eq!(msm::<G1>(&gpus[0], &bases, &scalars).unwrap(), expected, "{name}: one GPU, n = {n}");
@@ -410,7 +409,7 @@ fn split_equals_one_gpu(gpus: &[Gpu], name: &str) {
         assert_eq!(msm_multi_gpu::<G1>(gpus, &bases, &scalars).unwrap(), expected);
     }
     let n = 5000;
-    let bases = distinct_points::<TestG2>(&mut rng, n);
+    let bases = distinct_points::<G2>(&mut rng, n);
     let scalars = random_scalars(&mut rng, n);
     assert_eq!(
         msm_multi_gpu::<G2>(gpus, &bases, &scalars).unwrap(),

@@ -5,66 +5,47 @@
 //! check is also a check of the layout. A [`PointEvaluator`] runs the `arith_{g1,g2}_*` operations on a batch:
 //! [`HostArithmetic`] calls the host build of the kernel bodies (`zkgpu_kernels::curve::ops`), the GPU
 //! evaluator (tests/curve_gpu.rs) launches the kernels. blstrs is the oracle.
-use std::fmt::Debug;
 use std::mem::{align_of, size_of};
+use std::ops::Neg;
 
 use group::Group;
 use rand_core::RngCore;
+pub use zkgpu::curve::{Curve, G1, G2};
 use zkgpu_kernels::curve::{Affine, CurveField, Jacobian, Xyzz, ops};
-use zkgpu_kernels::field::{Field, Fq, Fq2};
+use zkgpu_kernels::field::Field;
 
-/// A curve under test: our base field and blstrs's point types for it.
-pub trait CurveUnderTest: 'static {
-    /// Kernel name infix: `arith_{NAME}_{op}`.
-    const NAME: &'static str;
-    /// Our base field (Fq for G1, Fq2 for G2).
-    type Field: CurveField;
-    /// blstrs's affine type; same bytes as `Affine<Self::Field>`.
-    type Affine: Copy + Debug + PartialEq + From<Self::Projective>;
-    /// blstrs's Jacobian type; same bytes as `Jacobian<Self::Field>`.
-    type Projective: Group + From<Self::Affine>;
+/// A curve under test: the host's [`zkgpu::curve::Curve`] (kernel name stem, base field, blstrs's point
+/// types) with the bounds the tests lean on (blstrs's group arithmetic, conversions both ways, affine
+/// negation) and the few blstrs accessors only tests need. Implemented for the host's [`G1`] and [`G2`].
+pub trait CurveUnderTest:
+    Curve<
+        Field: CurveField,
+        Affine: From<<Self as Curve>::Projective> + Neg<Output = <Self as Curve>::Affine>,
+        Projective: group::Curve<AffineRepr = <Self as Curve>::Affine> + From<<Self as Curve>::Affine>,
+    >
+{
     fn affine_is_on_curve(p: &Self::Affine) -> bool;
     fn projective_is_on_curve(p: &Self::Projective) -> bool;
     /// The bytes of blstrs's own x-coordinate accessor (checks where `x` sits in our struct).
     fn affine_x_bytes(p: &Self::Affine) -> Vec<u8>;
 }
 
-/// G1 over Fq vs `blstrs::G1Affine` / `G1Projective`.
-pub struct G1;
-/// G2 over Fq2 vs `blstrs::G2Affine` / `G2Projective`.
-pub struct G2;
-
-impl CurveUnderTest for G1 {
-    const NAME: &'static str = "g1";
-    type Field = Fq;
-    type Affine = blstrs::G1Affine;
-    type Projective = blstrs::G1Projective;
-    fn affine_is_on_curve(p: &Self::Affine) -> bool {
-        bool::from(p.is_on_curve())
-    }
-    fn projective_is_on_curve(p: &Self::Projective) -> bool {
-        bool::from(p.is_on_curve())
-    }
-    fn affine_x_bytes(p: &Self::Affine) -> Vec<u8> {
-        bytes_of(&p.x())
-    }
+macro_rules! curve_under_test {
+    ($($curve:ty),*) => {$(
+        impl CurveUnderTest for $curve {
+            fn affine_is_on_curve(p: &Self::Affine) -> bool {
+                bool::from(p.is_on_curve())
+            }
+            fn projective_is_on_curve(p: &Self::Projective) -> bool {
+                bool::from(p.is_on_curve())
+            }
+            fn affine_x_bytes(p: &Self::Affine) -> Vec<u8> {
+                bytes_of(&p.x())
+            }
+        }
+    )*};
 }
-
-impl CurveUnderTest for G2 {
-    const NAME: &'static str = "g2";
-    type Field = Fq2;
-    type Affine = blstrs::G2Affine;
-    type Projective = blstrs::G2Projective;
-    fn affine_is_on_curve(p: &Self::Affine) -> bool {
-        bool::from(p.is_on_curve())
-    }
-    fn projective_is_on_curve(p: &Self::Projective) -> bool {
-        bool::from(p.is_on_curve())
-    }
-    fn affine_x_bytes(p: &Self::Affine) -> Vec<u8> {
-        bytes_of(&p.x())
-    }
-}
+curve_under_test!(G1, G2);
 
 /// The raw bytes of a plain-data value.
 pub fn bytes_of<T: Copy>(value: &T) -> Vec<u8> {

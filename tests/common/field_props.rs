@@ -281,6 +281,23 @@ fn prime_edge_limbs<const N: usize>(p: [u32; N], from_canonical: impl Fn([u32; N
     out
 }
 
+/// [`FieldUnderTest::portable`] for a kernels field: its inherent `*_portable` methods (Fr, Fq and Fq2 alike).
+macro_rules! portable_op {
+    () => {
+        fn portable(op: Op, a: &Self, b: &Self) -> Self {
+            match op {
+                Op::Add => a.add_portable(b),
+                Op::Sub => a.sub_portable(b),
+                Op::Mul => a.mul_portable(b),
+                Op::Neg => a.neg_portable(),
+                Op::Double => a.double_portable(),
+                Op::Sqr => a.square_portable(),
+                Op::Inv => a.inverse_portable(),
+            }
+        }
+    };
+}
+
 /// Fr and Fq share every method: their kernels types come from one macro with the same API.
 macro_rules! prime_field_under_test {
     ($field:ident, $reference:ty, $name:literal) => {
@@ -293,17 +310,7 @@ macro_rules! prime_field_under_test {
                     .map(|l| $field::from_limbs(l).to_ref())
                     .collect()
             }
-            fn portable(op: Op, a: &Self, b: &Self) -> Self {
-                match op {
-                    Op::Add => a.add_portable(b),
-                    Op::Sub => a.sub_portable(b),
-                    Op::Mul => a.mul_portable(b),
-                    Op::Neg => a.neg_portable(),
-                    Op::Double => a.double_portable(),
-                    Op::Sqr => a.square_portable(),
-                    Op::Inv => a.inverse_portable(),
-                }
-            }
+            portable_op!();
             fn ptx_emulated(op: Op, a: &Self, b: &Self) -> Option<Self> {
                 Some(match op {
                     Op::Add => a.add_ptx_emulated(b).expect("PTX interpreter"),
@@ -341,17 +348,7 @@ impl FieldUnderTest for Fq2 {
         out.push(Fp2::new(Fp::ONE, -Fp::ONE));
         out
     }
-    fn portable(op: Op, a: &Self, b: &Self) -> Self {
-        match op {
-            Op::Add => a.add_portable(b),
-            Op::Sub => a.sub_portable(b),
-            Op::Mul => a.mul_portable(b),
-            Op::Neg => a.neg_portable(),
-            Op::Double => a.double_portable(),
-            Op::Sqr => a.square_portable(),
-            Op::Inv => a.inverse_portable(),
-        }
-    }
+    portable_op!();
     fn ptx_emulated(_: Op, _: &Self, _: &Self) -> Option<Self> {
         None
     }

@@ -25,3 +25,31 @@ pub fn seeded_rng(test_name: &str) -> ChaCha20Rng {
     println!("{test_name}: seed {seed} (replay with ZKGPU_TEST_SEED={seed})");
     ChaCha20Rng::seed_from_u64(seed)
 }
+
+/// Instantiates generic test templates once per curve (or field): each entry
+/// `fn NAME = TEMPLATE { g1: G1(ARGS), g2: G2(ARGS) }` becomes a module `NAME` with one `#[test] fn` per
+/// listed instance, `NAME::g1` calling `TEMPLATE::<G1>("g1_NAME", ARGS)` (the string names the test in its
+/// printed seed). Attributes before `fn` (e.g. `#[ignore = "needs a CUDA GPU"]`) go on every instance.
+#[macro_export]
+macro_rules! curve_tests {
+    ($(
+        $(#[$attr:meta])*
+        fn $test:ident = $template:ident { $($inst:ident: $ty:ident ($($arg:expr),* $(,)?)),+ $(,)? }
+    )*) => {$(
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+            $crate::curve_tests!(@each [$(#[$attr])*] $test $template $($inst $ty ($($arg),*))+);
+        }
+    )*};
+    (@each $attrs:tt $test:ident $template:ident $($inst:ident $ty:ident $args:tt)+) => {$(
+        $crate::curve_tests!(@one $attrs $test $template $inst $ty $args);
+    )+};
+    (@one [$(#[$attr:meta])*] $test:ident $template:ident $inst:ident $ty:ident ($($arg:expr),*)) => {
+        #[test]
+        $(#[$attr])*
+        fn $inst() {
+            $template::<$ty>(concat!(stringify!($inst), "_", stringify!($test)), $($arg),*);
+        }
+    };
+}

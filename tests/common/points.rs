@@ -1,15 +1,12 @@
 //! Point sets for the batch-addition (and later MSM) tests, shared by the CPU and GPU suites.
-use group::{Curve, Group};
+use group::{Curve as _, Group};
 use rand_chacha::ChaCha20Rng;
 use rand_core::RngCore;
 
 use super::curve_props::CurveUnderTest;
 
 /// `n` distinct points `start + i·step` (random start and step).
-pub fn distinct_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-{
+pub fn distinct_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine> {
     let step = C::Projective::random(&mut *rng);
     let mut acc = C::Projective::random(&mut *rng);
     let mut proj = Vec::with_capacity(n);
@@ -25,11 +22,7 @@ where
 /// Distinct points with edge cases sprinkled in, each kind about once in `one_in` positions: identities, `P`
 /// and `−P`, and the same point 32 places later (so one GPU lane adds it twice: a doubling inside the mixed
 /// addition), neighbours repeated or negated.
-pub fn edge_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize, one_in: u32) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-    C::Affine: std::ops::Neg<Output = C::Affine>,
-{
+pub fn edge_points<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize, one_in: u32) -> Vec<C::Affine> {
     let mut points = distinct_points::<C>(rng, n);
     let identity = C::Affine::from(C::Projective::identity());
     for i in 0..n {
@@ -52,11 +45,7 @@ pub fn random_bitmap(rng: &mut ChaCha20Rng, n: usize) -> Vec<u32> {
 
 /// `n` distinct points whose consecutive pairs (2i, 2i+1) cycle through every kind an affine pair addition must
 /// handle: (P, P), (P, −P), (O, P), (P, O), (O, O), and a random pair.
-pub fn affine_pair_cases<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine>
-where
-    C::Projective: Curve<AffineRepr = C::Affine>,
-    C::Affine: std::ops::Neg<Output = C::Affine>,
-{
+pub fn affine_pair_cases<C: CurveUnderTest>(rng: &mut ChaCha20Rng, n: usize) -> Vec<C::Affine> {
     let identity = C::Affine::from(C::Projective::identity());
     let mut points = distinct_points::<C>(rng, n);
     for i in 0..n / 2 {

@@ -7,12 +7,13 @@
 //! Inputs are distinct points generated on the GPU (`batch_add_{g1,g2}_expand`): thread `t` writes
 //! `A + t·B + j·Q` for `j < RUN` (random `A`, `B`, `Q`), so no point repeats and the expected sum has a closed
 //! form: `c·A + (Σ t)·B + (Σ j)·Q` over the selected points, which `verify` checks with blstrs.
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cudarc::driver::PushKernelArg;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
+use rayon::prelude::*;
 use std::marker::PhantomData;
 use std::time::Instant;
 use zkgpu::batch_add::cpu::batch_add_cpu;
@@ -33,42 +34,54 @@ pub trait BenchCurve: Curve + Send + Sync {
     fn eq(a: &Self::Projective, b: &Self::Projective) -> bool;
 }
 
-impl BenchCurve for G1 {
-    const STEM: &'static str = "g1";
-    fn generator() -> G1Projective {
-        G1Projective::hash_to_curve(b"zkgpu batch_add bench", b"ZKGPU-BENCH-G1", &[])
-    }
-    fn mul(p: &G1Projective, s: u64) -> G1Projective {
-        p * Scalar::from(s)
-    }
-    fn add(a: &G1Projective, b: &G1Projective) -> G1Projective {
-        a + b
-    }
-    fn to_affine(p: &G1Projective) -> G1Affine {
-        G1Affine::from(p)
-    }
-    fn eq(a: &G1Projective, b: &G1Projective) -> bool {
-        a == b
-    }
+/// `BenchCurve` for one group: its blstrs types and the domain tag its fixed point is hashed with.
+macro_rules! bench_curve {
+    ($curve:ty, $stem:literal, $projective:ty, $affine:ty, $dst:literal) => {
+        impl BenchCurve for $curve {
+            const STEM: &'static str = $stem;
+            fn generator() -> $projective {
+                <$projective>::hash_to_curve(b"zkgpu batch_add bench", $dst, &[])
+            }
+            fn mul(p: &$projective, s: u64) -> $projective {
+                p * Scalar::from(s)
+            }
+            fn add(a: &$projective, b: &$projective) -> $projective {
+                a + b
+            }
+            fn to_affine(p: &$projective) -> $affine {
+                <$affine>::from(p)
+            }
+            fn eq(a: &$projective, b: &$projective) -> bool {
+                a == b
+            }
+        }
+    };
 }
 
-impl BenchCurve for G2 {
-    const STEM: &'static str = "g2";
-    fn generator() -> G2Projective {
-        G2Projective::hash_to_curve(b"zkgpu batch_add bench", b"ZKGPU-BENCH-G2", &[])
-    }
-    fn mul(p: &G2Projective, s: u64) -> G2Projective {
-        p * Scalar::from(s)
-    }
-    fn add(a: &G2Projective, b: &G2Projective) -> G2Projective {
-        a + b
-    }
-    fn to_affine(p: &G2Projective) -> G2Affine {
-        G2Affine::from(p)
-    }
-    fn eq(a: &G2Projective, b: &G2Projective) -> bool {
-        a == b
-    }
+bench_curve!(G1, "g1", G1Projective, G1Affine, b"ZKGPU-BENCH-G1");
+bench_curve!(G2, "g2", G2Projective, G2Affine, b"ZKGPU-BENCH-G2");
+
+/// `Σ sᵢ`, `Σ sᵢ·tᵢ`, `Σ sᵢ·jᵢ` for `i = t·RUN + j`: what [`closed_form`] needs of the scalars.
+pub(super) fn coefficient_sums(s: &[Scalar]) -> [Scalar; 3] {
+    let zero = Scalar::from(0u64);
+    s.par_chunks(RUN)
+        .enumerate()
+        .map(|(t, run)| {
+            let (mut sum, mut sj) = (zero, zero);
+            for (j, &x) in run.iter().enumerate() {
+                sum += x;
+                sj += x * Scalar::from(j as u64);
+            }
+            [sum, sum * Scalar::from(t as u64), sj]
+        })
+        .reduce(|| [zero; 3], |x, y| [x[0] + y[0], x[1] + y[1], x[2] + y[2]])
+}
+
+/// `Σ sᵢ·Pᵢ` for the generated points `Pᵢ = A + t·B + j·Q` (normalized), from the scalars'
+/// [`coefficient_sums`]: the expected result of the MSM and pipeline benches.
+pub(super) fn closed_form<C: BenchCurve>(inp: &Inputs<C>, [sum, st, sj]: &[Scalar; 3]) -> C::Projective {
+    let mul = |p: &C::Projective, k: &Scalar| C::mul_scalar(&C::to_affine(p), k);
+    C::normalize(&C::add(&C::add(&mul(&inp.a, sum), &mul(&inp.b, st)), &mul(&inp.q, sj)))
 }
 
 /// A random multiple of the generator (64-bit scalar products: random enough for distinct inputs).
@@ -166,10 +179,7 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
         }
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        match target {
-            Target::Gpu => &[20, 21, 22, 23, 24, 25, 26],
-            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
-        }
+        target.pick(&[20, 21, 22, 23, 24, 25, 26], xtask::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let mut names: Vec<String> =
@@ -183,13 +193,7 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
         }
         names
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;
         let inp = inputs::<C>(n, opts.seed ^ log_n as u64);
         let bits = bitmap(n, self.half, opts.seed ^ log_n as u64);

@@ -15,11 +15,11 @@
 use super::mul::{
     CpuChainCase, FqSpec, FrSpec, GpuChainCase, MulSpec, Samples, Unit, check_samples, random_elements, sample_indices,
 };
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use std::marker::PhantomData;
 use zkgpu::Gpu;
-use zkgpu_kernels::field::{Field, Fq, Fr};
+use zkgpu_kernels::field::Field;
 
 /// Inversions per GPU thread per run. Fermat costs ~570 Fq (~380 Fr) multiplications per inversion, so at
 /// 2^20 threads one Fq `fermat` run is ~0.1 s on an H200 (~27 G mul/s) and `divsteps` a fraction of that;
@@ -47,32 +47,28 @@ fn blstrs_step<B: ff::Field>(a: &B, y: &B) -> B {
     Option::<B>::from((*a + *y).invert()).unwrap_or(B::ZERO)
 }
 
-impl InvSpec for FqSpec {
-    const INV_OP: &'static str = "inv_fq";
-    const INV_ABOUT: &'static str = "Fq (381-bit) inversion throughput (divsteps vs Fermat), dependent chains";
-    fn step_divsteps(a: &Fq, y: &Fq) -> Fq {
-        Field::inverse(&Field::add(a, y))
-    }
-    fn step_fermat(a: &Fq, y: &Fq) -> Fq {
-        Field::add(a, y).inverse_fermat()
-    }
-    fn step_blstrs(a: &blstrs::Fp, y: &blstrs::Fp) -> blstrs::Fp {
-        blstrs_step(a, y)
-    }
+/// `InvSpec` for one field: its op name and `--list` line; the steps are the same code for both fields.
+macro_rules! inv_spec {
+    ($($spec:ty: $op:literal, $about:literal;)*) => {$(
+        impl InvSpec for $spec {
+            const INV_OP: &'static str = $op;
+            const INV_ABOUT: &'static str = $about;
+            fn step_divsteps(a: &Self::Host, y: &Self::Host) -> Self::Host {
+                Field::inverse(&Field::add(a, y))
+            }
+            fn step_fermat(a: &Self::Host, y: &Self::Host) -> Self::Host {
+                Field::add(a, y).inverse_fermat()
+            }
+            fn step_blstrs(a: &Self::Blst, y: &Self::Blst) -> Self::Blst {
+                blstrs_step(a, y)
+            }
+        }
+    )*};
 }
 
-impl InvSpec for FrSpec {
-    const INV_OP: &'static str = "inv_fr";
-    const INV_ABOUT: &'static str = "Fr (255-bit) inversion throughput (divsteps vs Fermat), dependent chains";
-    fn step_divsteps(a: &Fr, y: &Fr) -> Fr {
-        Field::inverse(&Field::add(a, y))
-    }
-    fn step_fermat(a: &Fr, y: &Fr) -> Fr {
-        Field::add(a, y).inverse_fermat()
-    }
-    fn step_blstrs(a: &blstrs::Scalar, y: &blstrs::Scalar) -> blstrs::Scalar {
-        blstrs_step(a, y)
-    }
+inv_spec! {
+    FqSpec: "inv_fq", "Fq (381-bit) inversion throughput (divsteps vs Fermat), dependent chains";
+    FrSpec: "inv_fr", "Fr (255-bit) inversion throughput (divsteps vs Fermat), dependent chains";
 }
 
 /// [`super::mul::Check`] against blstrs.
@@ -95,13 +91,9 @@ fn check_divsteps<S: InvSpec>(
     check_samples::<S, S::Host>(S::INV_OP, samples, count, S::step_divsteps, got, what)
 }
 
+/// (`Default` needs `S: Default`, which every [`MulSpec`] is.)
+#[derive(Default)]
 pub struct InvOp<S>(PhantomData<S>);
-
-impl<S> Default for InvOp<S> {
-    fn default() -> Self {
-        InvOp(PhantomData)
-    }
-}
 
 impl<S: InvSpec> BenchOp for InvOp<S> {
     fn name(&self) -> &'static str {
@@ -111,30 +103,18 @@ impl<S: InvSpec> BenchOp for InvOp<S> {
         S::INV_ABOUT
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => GPU_VARIANTS,
-            Target::Cpu => CPU_VARIANTS,
-        }
+        target.pick(GPU_VARIANTS, CPU_VARIANTS)
     }
     fn in_default_sweep(&self) -> bool {
         false
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        match target {
-            Target::Gpu => &[16, 18, 20],
-            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
-        }
+        target.pick(&[16, 18, 20], xtask::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         vec![format!("bench_inv_{}_{variant}", S::STEM)]
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;
         let x = random_elements::<S>(n, opts.seed, 2 * log_n as u64);
         let y = random_elements::<S>(n, opts.seed, 2 * log_n as u64 + 1);
@@ -170,6 +150,7 @@ impl<S: InvSpec> BenchOp for InvOp<S> {
 mod tests {
     use super::super::mul::chain;
     use super::*;
+    use zkgpu_kernels::field::{Fq, Fr};
 
     fn ops() -> [Box<dyn BenchOp>; 2] {
         [Box::new(InvOp::<FqSpec>::default()), Box::new(InvOp::<FrSpec>::default())]

@@ -21,6 +21,16 @@ pub enum Target {
     Cpu,
 }
 
+impl Target {
+    /// `gpu` or `cpu`, whichever this target is (an op's variants, default sizes, ...).
+    pub fn pick<T: ?Sized>(self, gpu: &'static T, cpu: &'static T) -> &'static T {
+        match self {
+            Target::Gpu => gpu,
+            Target::Cpu => cpu,
+        }
+    }
+}
+
 /// One benchmarkable operation, e.g. `mul_fq`.
 pub trait BenchOp: Sync {
     /// Op name as in the results schema (`mul_fq`, `ntt_fwd_nn`, `msm_g1`, ...).
@@ -42,14 +52,11 @@ pub trait BenchOp: Sync {
     /// Kernels a GPU variant launches (for the ptxas table).
     fn kernels(&self, variant: &str) -> Vec<String>;
     /// Allocate and fill inputs for one (variant, size) on `target` (`gpu` is `Some` for [`Target::Gpu`]).
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>>;
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g>;
 }
+
+/// What [`BenchOp::prepare`] returns: the case, borrowing the GPU it runs on.
+pub type Prepared<'g> = Result<Box<dyn Case + 'g>>;
 
 /// Knobs shared by all ops.
 #[derive(Clone, Debug)]

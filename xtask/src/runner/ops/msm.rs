@@ -35,9 +35,9 @@
 //! Extra JSON fields: `window_bits`, `chunk` (points per chunk), `copies` (precomputed copies, 1 = none),
 //! `peak_bytes` (device memory held during a run: device inputs including the precomputed table, plus
 //! `Msm::device_bytes`, i.e. scratch and host-input staging) and, for `precomputeK`, `precompute_ms`.
-use super::batch_add::{BenchCurve, Inputs, RUN, generate_on_gpu, inputs};
+use super::batch_add::{BenchCurve, Inputs, RUN, closed_form, coefficient_sums, generate_on_gpu, inputs};
 use super::ntt::random_scalars;
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use blstrs::Scalar;
 use rayon::prelude::*;
@@ -152,16 +152,10 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
         "MSM (zkgpu::msm::Msm), 255-bit random scalars, distinct bases; -pinned/-pageable: host inputs"
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => GPU_VARIANTS,
-            Target::Cpu => &["blstrs"],
-        }
+        target.pick(GPU_VARIANTS, &["blstrs"])
     }
     fn default_variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => DEFAULT_GPU_VARIANTS,
-            Target::Cpu => &["blstrs"],
-        }
+        target.pick(DEFAULT_GPU_VARIANTS, &["blstrs"])
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match (target, C::STEM) {
@@ -181,13 +175,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
         }
         names
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;
         let generator = Generator::<C>::new(n, opts.seed ^ 0x4d53_4d00 ^ u64::from(log_n));
         let scalars = random_scalars(n, opts.seed ^ 0x004d_534d, u64::from(log_n));
@@ -272,43 +260,15 @@ impl<C: BenchCurve> Generator<C> {
     }
 
     /// `Σ sᵢ·Pᵢ` from the scalar sums of [`coefficient_sums`].
-    fn expected(&self, sums: &CoefficientSums) -> C::Projective {
-        let mul = |p: &C::Projective, s: &Scalar| C::mul_scalar(&C::to_affine(p), s);
-        let Inputs { a, b, q, .. } = &self.inputs;
-        let ab = C::add(&mul(a, &sums.s), &mul(b, &sums.st));
-        C::normalize(&C::add(&ab, &mul(q, &sums.sj)))
+    fn expected(&self, sums: &[Scalar; 3]) -> C::Projective {
+        closed_form(&self.inputs, sums)
     }
-}
-
-/// `Σ sᵢ`, `Σ sᵢ·tᵢ`, `Σ sᵢ·jᵢ` for `i = t·RUN + j`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct CoefficientSums {
-    s: Scalar,
-    st: Scalar,
-    sj: Scalar,
-}
-
-fn coefficient_sums(scalars: &[Scalar]) -> CoefficientSums {
-    let zero = Scalar::from(0u64);
-    let (s, st, sj) = scalars
-        .par_chunks(RUN)
-        .enumerate()
-        .map(|(t, run)| {
-            let (mut s, mut sj) = (zero, zero);
-            for (j, &x) in run.iter().enumerate() {
-                s += x;
-                sj += x * Scalar::from(j as u64);
-            }
-            (s, s * Scalar::from(t as u64), sj)
-        })
-        .reduce(|| (zero, zero, zero), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
-    CoefficientSums { s, st, sj }
 }
 
 /// Results seen so far, checked against the closed form.
 struct Check<C: BenchCurve> {
     generator: Generator<C>,
-    sums: CoefficientSums,
+    sums: [Scalar; 3],
     first: Option<C::Projective>,
     last: Option<C::Projective>,
     runs_differ: bool,

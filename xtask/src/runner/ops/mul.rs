@@ -10,7 +10,7 @@
 //! CPU variants (the reference, used when no GPU is present): `blstrs` (blst's assembly; the baseline) and
 //! `host` (zkgpu's own arithmetic built for the CPU). Each variant's outputs are checked on sampled elements
 //! against an independent implementation (GPU and `blstrs` against zkgpu's host build; `host` against blstrs).
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use cudarc::driver::{CudaFunction, PushKernelArg};
 use rand_chacha::ChaCha8Rng;
@@ -112,30 +112,27 @@ fn join_limbs<const W: usize>(l: &[u32]) -> [u64; W] {
     out
 }
 
-impl ChainElem<FqSpec> for Fq {
-    fn from_limbs(l: &[u32; 12]) -> Self {
-        Fq::from_limbs(*l)
-    }
-    fn limbs(&self) -> [u32; 12] {
-        Fq::limbs(self)
-    }
-    #[inline(always)]
-    fn mul(&self, rhs: &Self) -> Self {
-        Field::mul(self, rhs)
-    }
+/// zkgpu's host arithmetic as a chain element, for each field.
+macro_rules! host_chain_elem {
+    ($($spec:ty: $field:ty;)*) => {$(
+        impl ChainElem<$spec> for $field {
+            fn from_limbs(l: &<$spec as MulSpec>::Limbs) -> Self {
+                <$field>::from_limbs(*l)
+            }
+            fn limbs(&self) -> <$spec as MulSpec>::Limbs {
+                <$field>::limbs(self)
+            }
+            #[inline(always)]
+            fn mul(&self, rhs: &Self) -> Self {
+                Field::mul(self, rhs)
+            }
+        }
+    )*};
 }
 
-impl ChainElem<FrSpec> for Fr {
-    fn from_limbs(l: &[u32; 8]) -> Self {
-        Fr::from_limbs(*l)
-    }
-    fn limbs(&self) -> [u32; 8] {
-        Fr::limbs(self)
-    }
-    #[inline(always)]
-    fn mul(&self, rhs: &Self) -> Self {
-        Field::mul(self, rhs)
-    }
+host_chain_elem! {
+    FqSpec: Fq;
+    FrSpec: Fr;
 }
 
 impl ChainElem<FqSpec> for blstrs::Fp {
@@ -217,13 +214,9 @@ pub fn mul_step<S: MulSpec, E: ChainElem<S>>(x: &E, y: &E) -> E {
     x.mul(y)
 }
 
+/// (`Default` needs `S: Default`, which every [`MulSpec`] is.)
+#[derive(Default)]
 pub struct MulOp<S>(PhantomData<S>);
-
-impl<S> Default for MulOp<S> {
-    fn default() -> Self {
-        MulOp(PhantomData)
-    }
-}
 
 impl<S: MulSpec> BenchOp for MulOp<S> {
     fn name(&self) -> &'static str {
@@ -233,27 +226,15 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
         S::ABOUT
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => S::GPU_VARIANTS,
-            Target::Cpu => &["blstrs", "host"],
-        }
+        target.pick(S::GPU_VARIANTS, &["blstrs", "host"])
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        match target {
-            Target::Gpu => &[16, 18, 20, 22, 24],
-            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
-        }
+        target.pick(&[16, 18, 20, 22, 24], xtask::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         vec![format!("bench_mul_{}_{variant}", S::STEM)]
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;
         let x = random_elements::<S>(n, opts.seed, 2 * log_n as u64);
         let y = random_elements::<S>(n, opts.seed, 2 * log_n as u64 + 1);

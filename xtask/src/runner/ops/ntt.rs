@@ -8,7 +8,7 @@
 //! transform of the original input. The default sweep runs the six configurations sppark was measured on,
 //! device-resident; `--variants` and op names select the rest.
 use super::mul::{FrSpec, random_elements};
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use blstrs::Scalar;
 use std::time::Instant;
@@ -42,36 +42,21 @@ impl BenchOp for NttOp {
         "NTT over Fr (zkgpu::Ntt), in place; sizes log2 elements"
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => &["gpu", "gpu-pinned", "gpu-pageable"],
-            Target::Cpu => &["cpu-ref"],
-        }
+        target.pick(&["gpu", "gpu-pinned", "gpu-pageable"], &["cpu-ref"])
     }
     fn default_variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => &["gpu"],
-            Target::Cpu => &["cpu-ref"],
-        }
+        target.pick(&["gpu"], &["cpu-ref"])
     }
     fn in_default_sweep(&self) -> bool {
         DEFAULT_CONFIGS.contains(&&self.name["ntt_".len()..])
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        match target {
-            Target::Gpu => &[16, 20, 22, 24, 26, 27, 28],
-            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
-        }
+        target.pick(&[16, 20, 22, 24, 26, 27, 28], xtask::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, _variant: &str) -> Vec<String> {
         ["ntt_pass_dif", "ntt_pass_dit", "ntt_bit_reverse", "ntt_fill_table"].map(String::from).to_vec()
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;
         let input = random_scalars(n, opts.seed ^ 0x004e_5454, u64::from(log_n));
         let samples = sample_points(n, opts.seed);

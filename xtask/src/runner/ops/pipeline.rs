@@ -35,9 +35,9 @@
 //! A(x)·B(x) − C(x)` at a random x, with A, B, C evaluated from their values on the domain (barycentric
 //! formula, one batch inversion). O(n) host work at any size. CPU variant (no GPU): `blstrs`
 //! (`zkgpu::pipeline::cpu::partition_cpu`) at 2^10 and 2^12, checked the same way.
-use super::batch_add::{BenchCurve, Inputs, RUN, generate_on_gpu, inputs};
+use super::batch_add::{BenchCurve, Inputs, RUN, closed_form, coefficient_sums, generate_on_gpu, inputs};
 use super::ntt::random_scalars;
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use blstrs::{G1Affine, G1Projective, Scalar};
 use rayon::prelude::*;
@@ -107,10 +107,7 @@ impl BenchOp for PipelineOp {
         "Groth16 partition jobs (upload, H polynomial (6 NTT sweeps), H MSM, batch adds + tail MSMs), 4 per run, wall clock"
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => GPU_VARIANTS,
-            Target::Cpu => &["blstrs"],
-        }
+        target.pick(GPU_VARIANTS, &["blstrs"])
     }
     fn default_variants(&self, target: Target) -> &'static [&'static str] {
         match target {
@@ -123,10 +120,7 @@ impl BenchOp for PipelineOp {
         false
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        match target {
-            Target::Gpu => &[24, 27],
-            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
-        }
+        target.pick(&[24, 27], xtask::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let mut names: Vec<String> = [
@@ -155,13 +149,7 @@ impl BenchOp for PipelineOp {
         }
         names
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;
         let seed = opts.seed ^ 0x9199_0000 ^ u64::from(log_n);
         match (gpu, variant) {
@@ -232,29 +220,6 @@ fn host_data(n: usize, lens: &[usize], seed: u64) -> Result<HostData> {
         assignments.push(Split { values, ones, tail, tail_index });
     }
     Ok(HostData { a, b, c, assignments })
-}
-
-/// `Σ sᵢ`, `Σ sᵢ·tᵢ`, `Σ sᵢ·jᵢ` for `i = t·RUN + j`.
-fn coefficient_sums(s: &[Scalar]) -> [Scalar; 3] {
-    let zero = Scalar::from(0u64);
-    s.par_chunks(RUN)
-        .enumerate()
-        .map(|(t, run)| {
-            let (mut sum, mut sj) = (zero, zero);
-            for (j, &x) in run.iter().enumerate() {
-                sum += x;
-                sj += x * Scalar::from(j as u64);
-            }
-            [sum, sum * Scalar::from(t as u64), sj]
-        })
-        .reduce(|| [zero; 3], |x, y| [x[0] + y[0], x[1] + y[1], x[2] + y[2]])
-}
-
-/// `Σ sᵢ·Pᵢ` for the generated bases `Pᵢ = A + t·B + j·Q` (normalized).
-fn closed_form<C: BenchCurve>(inp: &Inputs<C>, s: &[Scalar]) -> C::Projective {
-    let [sum, st, sj] = coefficient_sums(s);
-    let mul = |p: &C::Projective, k: &Scalar| C::mul_scalar(&C::to_affine(p), k);
-    C::normalize(&C::add(&C::add(&mul(&inp.a, &sum), &mul(&inp.b, &st)), &mul(&inp.q, &sj)))
 }
 
 /// `x^e` for a little-endian exponent.
@@ -346,8 +311,10 @@ impl Generators {
 
     /// The query results the closed form predicts (h not included).
     fn expected_queries(&self, data: &HostData) -> (Vec<G1Projective>, Vec<blstrs::G2Projective>) {
-        let g1 = self.g1.iter().map(|inp| closed_form::<G1>(inp, &data.assignments[0].values)).collect();
-        let g2 = self.g2.iter().map(|inp| closed_form::<G2>(inp, &data.assignments[1].values)).collect();
+        // Assignment 1 exists only with a G2 query.
+        let sums = |k: usize| coefficient_sums(&data.assignments[k].values);
+        let g1 = self.g1.iter().map(|inp| closed_form::<G1>(inp, &sums(0))).collect();
+        let g2 = self.g2.iter().map(|inp| closed_form::<G2>(inp, &sums(1))).collect();
         (g1, g2)
     }
 }
@@ -362,7 +329,7 @@ fn check(gens: &Generators, data: &HostData, results: &PartitionResults, h: &[Sc
     if got_g2 != g2 {
         return Err("pipeline: the G2 query result differs from the closed-form sum".into());
     }
-    if results.h != closed_form::<G1>(&gens.h, h) {
+    if results.h != closed_form::<G1>(&gens.h, &coefficient_sums(h)) {
         return Err("pipeline: the H MSM differs from the closed-form sum over the downloaded h".into());
     }
     let log_n = h.len().trailing_zeros();

@@ -5,7 +5,7 @@
 //! (`Gpu::pin_slice`: write-combined for uploads, cached for downloads); `inputs` records the same. Sizes are
 //! log2 **bytes** (30 = 1 GiB, where sppark's figures were taken). Each run is one synchronous copy on the
 //! compute stream, bracketed by CUDA events. GPU only: there is no CPU reference for a PCIe copy.
-use super::{BenchOp, Case, CaseOptions, Target};
+use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use rayon::prelude::*;
 use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
@@ -32,27 +32,15 @@ impl BenchOp for TransferOp {
         }
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
-        match target {
-            Target::Gpu => &["pageable", "pinned"],
-            Target::Cpu => &[],
-        }
+        target.pick(&["pageable", "pinned"], &[])
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        match target {
-            Target::Gpu => &[24, 27, 30],
-            Target::Cpu => &[],
-        }
+        target.pick(&[24, 27, 30], &[])
     }
     fn kernels(&self, _variant: &str) -> Vec<String> {
         Vec::new()
     }
-    fn prepare<'g>(
-        &self,
-        gpu: Option<&'g Gpu>,
-        variant: &str,
-        log_n: u32,
-        opts: &CaseOptions,
-    ) -> Result<Box<dyn Case + 'g>> {
+    fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let gpu = gpu.ok_or("transfers need a GPU")?;
         if log_n < 3 {
             return Err("transfer sizes are log2 bytes, at least 3".into());
