@@ -164,3 +164,22 @@ fn device_safe_types_have_the_blstrs_sizes() {
     assert_eq!(size::<blstrs::G2Projective>(), 288);
     assert_eq!(size::<[u32; 12]>(), 48);
 }
+
+/// The driver-level helpers a daemon may call before opening a GPU: typed answers without libcuda, never a
+/// panic inside cudarc's loader.
+#[test]
+fn raw_helpers_answer_without_a_driver() {
+    let version = std::panic::catch_unwind(zkgpu::raw::driver_version_string).expect("driver_version_string panicked");
+    let count = std::panic::catch_unwind(zkgpu::raw::device_count).expect("device_count panicked");
+    let ptx = c"not ptx";
+    let log = std::panic::catch_unwind(|| zkgpu::raw::jit_error_log(ptx)).expect("jit_error_log panicked");
+    if driver_present() {
+        let version = version.expect("with a driver, the version string");
+        assert!(version.contains("CUDA "), "version string {version:?}");
+        count.expect("with a driver, the device count");
+    } else {
+        assert!(matches!(version, Err(Error::NoDriver)), "driver_version_string without a driver gave {version:?}");
+        assert!(matches!(count, Err(Error::NoDriver)), "device_count without a driver gave {count:?}");
+        assert_eq!(log, "", "jit_error_log without a driver");
+    }
+}

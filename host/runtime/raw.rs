@@ -49,8 +49,12 @@ fn driver_version() -> Result<i32> {
     Ok(version)
 }
 
-/// The driver version as "major.minor" (e.g. "13.0"); the caller has run [`ensure_driver`].
+/// The driver version as "major.minor" (e.g. "13.0"), with the driver's release where Linux shows it.
+/// `Err(NoDriver)` without libcuda.
 pub fn driver_version_string() -> Result<String> {
+    if !driver_present() {
+        return Err(Error::NoDriver);
+    }
     let v = driver_version()?;
     let cuda = format!("{}.{}", v / 1000, (v % 1000) / 10);
     // The driver's own release number (e.g. 580.159.04) is not in the CUDA driver API; Linux shows it here.
@@ -83,8 +87,12 @@ pub fn device_count() -> Result<usize> {
 
 /// Loads `ptx` once more through `cuModuleLoadDataEx` with an error-log buffer, to recover the JIT
 /// compiler's message after `CudaContext::load_module` failed (that call does not ask for the log).
-/// Returns "\nJIT log:\n" followed by the log text, or an empty string. The context must be current on this thread.
+/// Returns "\nJIT log:\n" followed by the log text, or an empty string (also without libcuda). The context
+/// must be current on this thread.
 pub fn jit_error_log(ptx: &CStr) -> String {
+    if !driver_present() {
+        return String::new();
+    }
     const LOG_BYTES: usize = 16 * 1024;
     let mut log = vec![0u8; LOG_BYTES];
     let mut options =
