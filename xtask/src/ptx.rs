@@ -137,7 +137,7 @@ fn warn_if_sources_uncommitted() {
         if out.status.success() && !changed.trim().is_empty() {
             eprintln!(
                 "xtask: warning: kernels/ has uncommitted changes; the PTX written matches them, so commit them \
-                 together with kernels/ptx/ (or CI's freshness check fails):\n{changed}"
+                 together with kernels/ptx/ and xtask/ptxas-reports/ (or CI's freshness check fails):\n{changed}"
             );
         }
     }
