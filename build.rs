@@ -76,17 +76,50 @@ fn main() {
                 .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
         }
     }
+    // Deflate level 9 takes ~5 s per 30 MB module, and this script runs once per feature set of the package
+    // (a `cargo xtask test` runs it three times with the same PTX): the last compression of each module is kept
+    // beside the shared kernel build and reused when the PTX is byte-for-byte the same.
+    let deflate_cache = out_dir.ancestors().nth(4).unwrap_or(&out_dir).join("zkgpu-ptx").join("deflated");
     for arch in ARCHES {
         for module in ["zkgpu", "zkgpu_test"] {
             let ptx = out_dir.join(format!("{module}_{arch}.ptx"));
             let text = std::fs::read(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
             // An absent module stays an empty file (the host reads that as "not in this build").
-            let deflated = if text.is_empty() { Vec::new() } else { miniz_oxide::deflate::compress_to_vec(&text, 9) };
+            let deflated = if text.is_empty() {
+                Vec::new()
+            } else {
+                deflate_cached(&deflate_cache, &format!("{module}_{arch}"), &text)
+            };
             std::fs::write(out_dir.join(format!("{module}_{arch}.ptx.deflate")), deflated)
                 .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
         }
     }
     println!("cargo:rustc-env=ZKGPU_PTX_SOURCE={}", if built { "built" } else { "committed" });
+}
+
+/// `text` deflated at level 9, from `cache` when it holds the compression of exactly this text. An entry is
+/// `<name>.ptx` (the text) and `<name>.ptx.deflate`; a hit needs the stored text equal to `text` byte for byte,
+/// so it cannot be stale. A store removes the old text first and renames the new text into place last: an
+/// interrupted store leaves no text, hence no hit. Failures to store are ignored (the result is still right).
+fn deflate_cached(cache: &Path, name: &str, text: &[u8]) -> Vec<u8> {
+    let (stored_text, stored_deflate) = (cache.join(format!("{name}.ptx")), cache.join(format!("{name}.ptx.deflate")));
+    if std::fs::read(&stored_text).is_ok_and(|t| t == text) {
+        if let Ok(deflated) = std::fs::read(&stored_deflate) {
+            return deflated;
+        }
+    }
+    let deflated = miniz_oxide::deflate::compress_to_vec(text, 9);
+    let tmp = |path: &Path| path.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::create_dir_all(cache)
+        .and_then(|()| std::fs::write(tmp(&stored_deflate), &deflated))
+        .and_then(|()| std::fs::write(tmp(&stored_text), text))
+        .and_then(|()| match std::fs::remove_file(&stored_text) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(tmp(&stored_deflate), &stored_deflate))
+        .and_then(|()| std::fs::rename(tmp(&stored_text), &stored_text));
+    deflated
 }
 
 /// Is the pinned nightly installed, with rust-src (needed by -Zbuild-std)?

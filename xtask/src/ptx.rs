@@ -9,7 +9,9 @@
 //! ptxas comes from PyPI's `nvidia-cuda-nvcc` wheel (no CUDA toolkit needed), downloaded once into
 //! `.cache/ptxas/<version>/` (git-ignored). `ZKGPU_PTXAS=/path/to/ptxas` uses another copy. Its results (the
 //! `-v` report and the cubin) are cached by (PTX text, ptxas version, arch) in `.cache/ptxas/results/`
-//! (see [`crate::ptxas`]): only a changed module is assembled again.
+//! (see [`crate::ptxas`]): only a changed module is assembled again. `cargo xtask ptx` also writes the reports
+//! into `xtask/ptxas-reports/` (committed, keyed by the PTX's SHA-256), so the check on a fresh clone with
+//! unchanged kernels reads them instead of running ptxas.
 //!
 //! Check policy (`--check`, run by `cargo xtask test` and CI):
 //! - the committed `kernels/ptx/zkgpu_<arch>.ptx` must equal a fresh build byte for byte (fix: `cargo xtask ptx`
@@ -97,6 +99,16 @@ pub fn run(check: bool) -> Result<Report> {
         warn_if_sources_uncommitted();
     }
     let report = ptxas_report(&built, true)?;
+    if !check {
+        // The reports for this PTX, committed beside it: a fresh clone's check then needs no ptxas run.
+        let ptxas = Ptxas::locate()?;
+        let jobs = jobs(&built, true);
+        ptxas.commit_reports(&jobs, &ptxas.reports(&jobs, "the committed reports")?)?;
+        eprintln!(
+            "xtask: wrote the ptxas reports in {} (commit them with kernels/ptx/)",
+            crate::ptxas::COMMITTED_REPORTS
+        );
+    }
     print_table(&report, None);
     problems.extend(spill_problems(&report));
     if check {
@@ -125,7 +137,7 @@ fn warn_if_sources_uncommitted() {
         if out.status.success() && !changed.trim().is_empty() {
             eprintln!(
                 "xtask: warning: kernels/ has uncommitted changes; the PTX written matches them, so commit them \
-                 together with kernels/ptx/ (or CI's freshness check fails):\n{changed}"
+                 together with kernels/ptx/ and xtask/ptxas-reports/ (or CI's freshness check fails):\n{changed}"
             );
         }
     }
@@ -193,33 +205,34 @@ fn jobs(built: &BuiltPtx, with_test_module: bool) -> Vec<Job<'_>> {
         .collect()
 }
 
-fn report_of(results: &[crate::ptxas::Assembled]) -> Report {
+fn report_of(reports: &[(&'static str, String)]) -> Report {
     let mut per_arch: BTreeMap<&'static str, BTreeMap<String, Resources>> = BTreeMap::new();
-    for r in results {
-        per_arch.entry(r.arch).or_default().extend(parse_ptxas(&r.report));
+    for (arch, report) in reports {
+        per_arch.entry(*arch).or_default().extend(parse_ptxas(report));
     }
     Report { per_arch }
 }
 
 /// `ptxas -arch=<arch> -v` on the production module (and the test module if `with_test_module`), parsed per
-/// kernel: from the results cache, running ptxas only for modules it does not hold.
+/// kernel: from the results cache or the committed reports (see [`crate::ptxas`]), running ptxas only for
+/// modules neither holds.
 pub fn ptxas_report(built: &BuiltPtx, with_test_module: bool) -> Result<Report> {
     let what = if with_test_module { "the resource table (all modules)" } else { "the resource table" };
-    Ok(report_of(&Ptxas::locate()?.assemble(&jobs(built, with_test_module), what)?))
+    Ok(report_of(&Ptxas::locate()?.reports(&jobs(built, with_test_module), what)?))
 }
 
-/// [`ptxas_report`] of the production modules from the results cache alone (no ptxas run, no download);
-/// `None` unless every module is cached.
+/// [`ptxas_report`] of the production modules from the results cache or the committed reports alone (no
+/// ptxas run, no download); `None` unless every module is found.
 pub fn cached_report(built: &BuiltPtx) -> Result<Option<Report>> {
     let ptxas = Ptxas::locate()?;
-    let mut results = Vec::new();
+    let mut reports = Vec::new();
     for job in jobs(built, false) {
-        match ptxas.lookup(job)? {
-            Some(r) => results.push(r),
+        match ptxas.lookup_report(job)? {
+            Some(r) => reports.push((job.arch, r)),
             None => return Ok(None),
         }
     }
-    Ok(Some(report_of(&results)))
+    Ok(Some(report_of(&reports)))
 }
 
 /// Parse `ptxas -v` output: entry functions with their register count, shared memory, stack and spills.

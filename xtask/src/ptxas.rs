@@ -20,12 +20,31 @@
 //! (arch, stem) are kept: a hit refreshes an entry's age, a store removes the oldest beyond that.
 //! The ptxas version is the pinned wheel's for the cached binary and `ptxas --version`'s for `ZKGPU_PTXAS`.
 //!
+//! Committed reports. A fresh clone has no results cache, and the PTX check would run ptxas on every module
+//! (minutes each on a 2-core CI machine) to learn what the committed sources already determine. So `cargo xtask
+//! ptx` also writes each module's `-v` report, the only thing the check and the resource tables read, into
+//! the repository:
+//!
+//! ```text
+//! xtask/ptxas-reports/<ptxas version>/<arch>/<stem>-<SHA-256 of the PTX text, 64 hex digits>.log
+//! ```
+//!
+//! and [`Ptxas::reports`] takes a module's report from there when the results cache lacks it. This cannot
+//! hand out a stale report: the file is found only by the SHA-256 of the exact PTX text being checked, the
+//! ptxas version and the arch, and ptxas's report is a function of those three (its options, `-arch=<arch>
+//! -v`, are fixed in [`Ptxas::run_and_store`]; whoever changes them must empty `xtask/ptxas-reports/` and
+//! `.cache/ptxas/results/`). A cryptographic hash here, not the cache's FNV-1a, because these files are
+//! trusted by CI: PTX made to collide with a committed report's name is not a practical attack on SHA-256.
+//! Any other PTX (changed kernels, the report not committed) misses and ptxas runs as before. Cubins are not
+//! committed (megabytes each; only `cargo xtask bundle` needs them, through [`Ptxas::assemble`]).
+//!
 //! Not used: `--split-compile N` (ptxas 13.0.88 has it: "maximum amount of concurrent threads ... when running
 //! compiler optimizations"). Measured on the 2-core build machine (2026-12-04), the sm_90 production module
 //! alone: 161 s without, 170 s with `--split-compile 2` (user time equal to wall time: no parallelism gained),
 //! peak memory 1.8 -> 2.8 GB, and a different cubin (same `-v` resources); the misses run side by side anyway.
 use crate::progress::Step;
 use crate::util::{self, Result};
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,6 +54,8 @@ pub const PTXAS_WHEEL: &str = "nvidia-cuda-nvcc==13.0.88";
 const PTXAS_VERSION: &str = "13.0.88";
 /// Cache entries kept per (arch, module stem): a few kernel revisions (e.g. two branches) stay warm.
 pub const KEEP_PER_MODULE: usize = 3;
+/// The committed `-v` reports (see the module docs), relative to the repository root.
+pub const COMMITTED_REPORTS: &str = "xtask/ptxas-reports";
 
 /// FNV-1a (64-bit) of the PTX text: the same function as `zkgpu::module::ptx_fingerprint` (this binary does
 /// not link the host crate); this file's test and tests/host_errors.rs check both on the published vectors.
@@ -50,6 +71,8 @@ pub struct Ptxas {
     version: String,
     /// `.cache/ptxas/results`.
     results: PathBuf,
+    /// `xtask/ptxas-reports`: the committed reports (see the module docs).
+    committed: PathBuf,
     /// Fetch the wheel before the first run (the pinned copy), or not (`ZKGPU_PTXAS`, tests).
     fetch: bool,
 }
@@ -79,19 +102,99 @@ impl Ptxas {
     /// in `.cache/ptxas/<version>/` (fetched on its first run, not before: a cache lookup needs no binary).
     pub fn locate() -> Result<Ptxas> {
         let results = util::root().join(".cache/ptxas/results");
+        let committed = util::root().join(COMMITTED_REPORTS);
         if let Some(p) = std::env::var_os("ZKGPU_PTXAS") {
             let program = PathBuf::from(p);
             let version = version_of(&program)?;
-            return Ok(Ptxas { program, version, results, fetch: false });
+            return Ok(Ptxas { program, version, results, committed, fetch: false });
         }
         let program = util::root().join(".cache/ptxas").join(PTXAS_VERSION).join("ptxas");
-        Ok(Ptxas { program, version: PTXAS_VERSION.to_string(), results, fetch: true })
+        Ok(Ptxas { program, version: PTXAS_VERSION.to_string(), results, committed, fetch: true })
     }
 
-    /// A cache at `results` for `program` of `version` (tests: a fake ptxas in a scratch folder).
+    /// A cache at `results` for `program` of `version` (tests: a fake ptxas in a scratch folder); committed
+    /// reports in `results/../committed`.
     #[cfg(test)]
     fn with(program: PathBuf, version: &str, results: PathBuf) -> Ptxas {
-        Ptxas { program, version: version.to_string(), results, fetch: false }
+        let committed = results.parent().unwrap_or(&results).join("committed");
+        Ptxas { program, version: version.to_string(), results, committed, fetch: false }
+    }
+
+    /// The committed report of a module: `<committed>/<version>/<arch>/<stem>-<SHA-256 of its PTX text>.log`.
+    pub fn committed_entry(&self, arch: &str, stem: &str, text: &[u8]) -> PathBuf {
+        let sha: String = Sha256::digest(text).iter().map(|b| format!("{b:02x}")).collect();
+        self.committed.join(&self.version).join(arch).join(format!("{stem}-{sha}.log"))
+    }
+
+    /// `ptxas -v`'s report for every job, in order: from the results cache, else from the committed reports,
+    /// else by running ptxas ([`Ptxas::assemble`], which caches it). For the check and the resource tables,
+    /// which need no cubin.
+    pub fn reports(&self, jobs: &[Job], what: &str) -> Result<Vec<(&'static str, String)>> {
+        let mut found: Vec<Option<(&'static str, String)>> = Vec::with_capacity(jobs.len());
+        let mut committed = 0;
+        for job in jobs {
+            let text = std::fs::read(job.ptx).map_err(|e| format!("{}: {e}", job.ptx.display()))?;
+            let report = match self.lookup_text(*job, &text) {
+                Some(hit) => Some(hit.report),
+                None => {
+                    let report = std::fs::read_to_string(self.committed_entry(job.arch, &stem(job.ptx), &text)).ok();
+                    committed += usize::from(report.is_some());
+                    report
+                }
+            };
+            found.push(report.map(|r| (job.arch, r)));
+        }
+        if committed > 0 {
+            eprintln!(
+                "xtask: ptxas {}: {committed} module(s) from the committed reports ({}; keyed by the PTX's SHA-256)",
+                self.version,
+                self.committed.display()
+            );
+        }
+        let misses: Vec<usize> = (0..jobs.len()).filter(|&i| found[i].is_none()).collect();
+        if !misses.is_empty() {
+            let missed: Vec<Job> = misses.iter().map(|&i| jobs[i]).collect();
+            for (&i, assembled) in misses.iter().zip(self.assemble(&missed, what)?) {
+                found[i] = Some((assembled.arch, assembled.report));
+            }
+        }
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The report of `job` from the results cache or the committed reports, without running ptxas.
+    pub fn lookup_report(&self, job: Job) -> Result<Option<String>> {
+        let text = std::fs::read(job.ptx).map_err(|e| format!("{}: {e}", job.ptx.display()))?;
+        if let Some(hit) = self.lookup_text(job, &text) {
+            return Ok(Some(hit.report));
+        }
+        Ok(std::fs::read_to_string(self.committed_entry(job.arch, &stem(job.ptx), &text)).ok())
+    }
+
+    /// Write the reports of `jobs` (from the cache or a ptxas run: [`Ptxas::reports`]) as the committed reports
+    /// of their modules, replacing the older committed reports of the same (version, arch, stem).
+    pub fn commit_reports(&self, jobs: &[Job], reports: &[(&'static str, String)]) -> Result<()> {
+        for (job, (_, report)) in jobs.iter().zip(reports) {
+            let text = std::fs::read(job.ptx).map_err(|e| format!("{}: {e}", job.ptx.display()))?;
+            let stem = stem(job.ptx);
+            let path = self.committed_entry(job.arch, &stem, &text);
+            let dir = path.parent().ok_or("committed report without a folder")?;
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            if let Ok(entries) = std::fs::read_dir(dir) {
+                let prefix = format!("{stem}-");
+                for old in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+                    let name = old.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    let is_entry = name
+                        .strip_prefix(&prefix)
+                        .and_then(|r| r.strip_suffix(".log"))
+                        .is_some_and(|sha| sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit()));
+                    if is_entry && old != path {
+                        std::fs::remove_file(&old).map_err(|e| format!("{}: {e}", old.display()))?;
+                    }
+                }
+            }
+            std::fs::write(&path, report).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(())
     }
 
     /// The cache entry of a module: (cubin, report) paths. The key is (`version`, `arch`, `fingerprint`); the
@@ -103,6 +206,7 @@ impl Ptxas {
     }
 
     /// The cached results for `job`, without running ptxas; `None` on a miss.
+    #[cfg(test)] // the commands read reports through `lookup_report`
     pub fn lookup(&self, job: Job) -> Result<Option<Assembled>> {
         let text = std::fs::read(job.ptx).map_err(|e| format!("{}: {e}", job.ptx.display()))?;
         Ok(self.lookup_text(job, &text))
@@ -450,6 +554,46 @@ echo "ptxas info    : Used 40 registers, used 0 barriers" >&2
         let (_, log) = p.entry("sm_90", "m", ptx_fingerprint(b"fine"));
         std::fs::remove_file(log).unwrap();
         assert!(p.lookup(job).unwrap().is_none(), "a cubin without its report (an interrupted store) is a miss");
+    }
+
+    #[test]
+    fn committed_reports_are_keyed_by_the_sha256_of_the_text() {
+        let fake = Fake::new("committed");
+        let p = fake.ptxas("13.0.88");
+        let ptx = fake.ptx("zkgpu_sm_90", "version 1");
+        let job = Job { arch: "sm_90", ptx: &ptx };
+        let made = p.reports(&[job], "a test").unwrap();
+        assert_eq!(fake.runs(), 1, "no cache, no committed report: ptxas runs");
+        p.commit_reports(&[job], &made).unwrap();
+        let path = p.committed_entry("sm_90", "zkgpu_sm_90", b"version 1");
+        // sha256("version 1"), as `printf 'version 1' | sha256sum` prints it.
+        assert!(path.ends_with(
+            "13.0.88/sm_90/zkgpu_sm_90-b19f8edae2ee6c225b7278b289c2823ab9accfa225c5d67c4bef270b88ea55f0.log"
+        ));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), made[0].1);
+
+        // A fresh clone: no results cache. The committed report answers; ptxas does not run.
+        std::fs::remove_dir_all(fake.dir.join("results")).unwrap();
+        let again = p.reports(&[job], "a test").unwrap();
+        assert_eq!(fake.runs(), 1, "the committed report is used");
+        assert_eq!(again, made);
+        assert_eq!(p.lookup_report(job).unwrap().as_deref(), Some(made[0].1.as_str()));
+
+        // Other PTX text, another arch or another ptxas version: no committed report applies, ptxas runs.
+        std::fs::write(&ptx, "version 2").unwrap();
+        assert!(p.lookup_report(job).unwrap().is_none());
+        let changed = p.reports(&[job], "a test").unwrap();
+        assert_eq!(fake.runs(), 2, "changed PTX misses the committed report");
+        assert!(changed[0].1.contains("sm_90"));
+        std::fs::write(&ptx, "version 1").unwrap();
+        assert!(p.lookup_report(Job { arch: "sm_80", ptx: &ptx }).unwrap().is_none());
+        assert!(fake.ptxas("13.1.0").lookup_report(job).unwrap().is_none());
+
+        // Committing the new text's report replaces the old one of the same module.
+        std::fs::write(&ptx, "version 2").unwrap();
+        p.commit_reports(&[job], &changed).unwrap();
+        assert!(!path.exists(), "the older committed report is removed");
+        assert!(p.committed_entry("sm_90", "zkgpu_sm_90", b"version 2").is_file());
     }
 
     #[test]

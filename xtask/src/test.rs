@@ -7,7 +7,7 @@
 //!    CPU suite. `--gpu` first checks that a CUDA GPU is present (through `zkgpu::Gpu::count()`, by the bench
 //!    runner's `--probe`; no GPU is an error) and then runs everything with `-- --include-ignored`, except the
 //!    two-GPU tests (`two_gpus_*`) on a host with one GPU (said in the output);
-//!    The criterion benches then run once each in test mode (`cargo test --bench host`);
+//!    The criterion benches then run once each in test mode (`cargo test --bench host`, same features);
 //! 3. `cargo xtask readme --check`: the README's headline table, benches/results/README.md and the plots are
 //!    what benches/results/*.json gives (the plots redrawn by the runner's plot test, which step 2 built);
 //! 4. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
@@ -85,10 +85,14 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     let mut counts = util::TestCounts::default();
     step(name, &mut || util::run_counting("cargo test --workspace", &mut cmd, &mut counts));
     // Criterion benches in test mode: each benchmark runs once (the GPU group skips itself without a GPU).
+    // The same package selection and features as the step before, so the libraries it built are reused: with
+    // `-p zkgpu` and no features, cargo resolved other features and compiled zkgpu and part of its graph again.
     step("criterion benches (test mode)", &mut || {
         util::run_step(
             "cargo test --bench host",
-            util::cargo().args(["test", "-p", "zkgpu", "--bench", "host"]).env("ZKGPU_PTX", "build"),
+            util::cargo()
+                .args(["test", "--workspace", "--features", FEATURES, "--bench", "host"])
+                .env("ZKGPU_PTX", "build"),
             &mut |step, line| step.println(line),
         )
     });
