@@ -8,8 +8,8 @@ pub(super) const SCALAR_BLOCK: u32 = 256;
 pub(super) const MAX_TABLE_POINTS: usize = 1 << 31;
 /// Points per chunk with device inputs, unless configured: bounds the scratch (8 bytes per entry for the
 /// digits and the sort, the run partials). Every chunk adds a general addition per bucket (the fixup), so
-/// fewer chunks are faster: 2^26 points in 2 chunks took 423 ms on the H200 against 445 ms in 4 (2^24) and
-/// still fit the 16 GB bound with the inputs (tests/msm_cpu.rs). The affine accumulation's extra scratch
+/// fewer chunks are faster (measured at 2^26: 2 chunks against 4, docs/log/kernels-notes.md), and 2^25 still
+/// fits the 16 GB bound with the inputs (tests/msm_cpu.rs). The affine accumulation's extra scratch
 /// (`AFFINE_SCRATCH_BYTES`) keeps it at 2^24 ([`AFFINE_DEVICE_CHUNK`]).
 pub(super) const DEVICE_CHUNK: usize = 1 << 25;
 /// Points per chunk with device inputs and affine accumulation, unless configured.
@@ -48,9 +48,8 @@ pub(super) const FIXUP_COST: f64 = 1.6;
 pub(super) const REDUCE_COST: f64 = 5.0;
 /// Sorted entries (4 bytes each) one scatter pass may write: the scatter makes one pass per range of buckets,
 /// so the part of `sorted` it writes into at random stays small enough for L2 (50 MB on an H100/H200) to
-/// merge most writes into full sectors; every pass reads all the chunk's digits again. On the H200 a 2^25
-/// chunk (128 MiB per window) scattered in 31.7 ms with 6 passes against 39.0 in one, and 2 passes were
-/// faster still (2^26: 412 ms against 424 in one, 417 in six); a 2^24 chunk gained nothing from 3.
+/// merge most writes into full sectors; every pass reads all the chunk's digits again. Passes paid from 2^25
+/// points per chunk (128 MiB per window) and not at 2^24 (the figures: docs/log/kernels-notes.md).
 pub(super) const SCATTER_REGION_BYTES: usize = 64 << 20;
 /// Most scatter passes the automatic choice makes (each pass reads every digit of the chunk again).
 pub(super) const MAX_SCATTER_PASSES: u32 = 8;
@@ -87,7 +86,7 @@ pub struct MsmConfig {
 pub enum Sort {
     /// Counting sort with global atomics: a counter per bucket, a scan, one atomic and a random write per
     /// entry (the scatter, in [`MsmConfig::scatter_passes`] passes). The order inside a bucket varies. The
-    /// default: on the H200 it sorts 2^24 points' entries in 13.3 ms against the radix sort's 16–18.
+    /// default: faster than the radix sort on the H200 (DESIGN.md, section 3).
     #[default]
     Counting,
     /// Stable LSD radix sort of (bucket, entry) (`zkgpu_kernels::msm_sort`): block-local histograms, a short
@@ -146,8 +145,8 @@ pub struct MsmPlan {
 /// The window size with the least modelled work for `n` points in `chunks` chunks with `copies` precomputed
 /// copies ([`window_cost`]) among those with at least `copies` windows. The empty upper halves of narrow
 /// windows ([`zkgpu_kernels::msm::WindowWidths`]) count as full: the fixup initializes them and the reduce
-/// walks them, and on the H200 the choices counting only the buckets in use were slower (2^20: c = 15
-/// 12.48 ms against c = 16 12.30; 2^22: c = 18 35.19 against 34.93) or untried bets (c = 22 at 2^27).
+/// walks them; on the H200 the choices counting only the buckets in use were slower at 2^20 and 2^22
+/// (docs/log/kernels-notes.md).
 pub fn choose_window_bits(n: usize, copies: u32, chunks: usize) -> u32 {
     auto_windows(copies)
         .min_by(|&a, &b| window_cost(n, copies, chunks, a).total_cmp(&window_cost(n, copies, chunks, b)))

@@ -14,8 +14,8 @@ pub enum StreamMode {
 
 /// Points per chunk of the H MSM unless configured. An engine holds the whole partition's working set anyway
 /// (~100 GB at 2^27), so it can afford larger chunks than a standalone MSM's default (2^25, sized for the
-/// 16 GB bound at 2^26): on the H200 a 2^27 MSM took 787 ms in chunks of 2^26 against 805 ms in chunks of 2^25
-/// and 835 ms in one (the bucket work per chunk against the sort's larger windows).
+/// 16 GB bound at 2^26): at 2^27 two chunks of 2^26 beat both 2^25 and one chunk on the H200 (the bucket
+/// work per chunk against the sort's larger windows; figures in docs/log/kernels-notes.md).
 pub const H_MSM_CHUNK: usize = 1 << 26;
 
 /// Engine choices; `Default` is the production setting.
