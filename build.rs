@@ -29,6 +29,11 @@ mod launch_bounds {
     include!("kernels/src/launch_bounds.rs");
 }
 
+/// The typed kernel interface (`zkgpu_kernels::interface`), checked against the production PTX.
+mod interface {
+    include!("kernels/src/interface.rs");
+}
+
 /// Must match `rust-toolchain.toml`.
 const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// (file stem, -C target-cpu). The host picks the module by the device's compute capability.
@@ -76,6 +81,7 @@ fn main() {
                 .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
         }
     }
+    check_interface(&out_dir);
     for arch in ARCHES {
         for module in ["zkgpu", "zkgpu_test"] {
             let ptx = out_dir.join(format!("{module}_{arch}.ptx"));
@@ -191,4 +197,21 @@ fn apply_register_caps(ptx: &str) -> Result<String, String> {
         text.insert_str(body + 1, &format!(".maxnreg {registers}\n"));
     }
     Ok(text)
+}
+
+/// Fails the build unless every kernel of `interface::KERNELS` is in each architecture's production module
+/// (the PTX chosen above, committed or built) exactly once with exactly its parameter list: a renamed kernel or
+/// a changed signature breaks the build instead of a launch on a GPU that CI does not have.
+fn check_interface(out_dir: &Path) {
+    for arch in ARCHES {
+        let ptx = out_dir.join(format!("zkgpu_{arch}.ptx"));
+        let text = std::fs::read_to_string(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
+        if let Err(problems) = interface::check_ptx(&text, interface::KERNELS) {
+            panic!(
+                "the kernel interface (kernels/src/interface.rs) does not match {}:\n{}",
+                ptx.display(),
+                problems.join("\n")
+            );
+        }
+    }
 }
