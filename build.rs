@@ -29,6 +29,11 @@ mod launch_bounds {
     include!("kernels/src/launch_bounds.rs");
 }
 
+/// The typed kernel interface (`zkgpu_kernels::interface`), checked against the production PTX.
+mod interface {
+    include!("kernels/src/interface.rs");
+}
+
 /// Must match `rust-toolchain.toml`.
 const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// (file stem, -C target-cpu). The host picks the module by the device's compute capability.
@@ -76,6 +81,7 @@ fn main() {
                 .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
         }
     }
+    check_interface(&out_dir);
     // Deflate level 9 takes ~5 s per 30 MB module, and this script runs once per feature set of the package
     // (a `cargo xtask test` runs it three times with the same PTX): the last compression of each module is kept
     // beside the shared kernel build and reused when the PTX is byte-for-byte the same.
@@ -224,4 +230,21 @@ fn apply_register_caps(ptx: &str) -> Result<String, String> {
         text.insert_str(body + 1, &format!(".maxnreg {registers}\n"));
     }
     Ok(text)
+}
+
+/// Fails the build unless every kernel of `interface::KERNELS` is in each architecture's production module
+/// (the PTX chosen above, committed or built) exactly once with exactly its parameter list: a renamed kernel or
+/// a changed signature breaks the build instead of a launch on a GPU that CI does not have.
+fn check_interface(out_dir: &Path) {
+    for arch in ARCHES {
+        let ptx = out_dir.join(format!("zkgpu_{arch}.ptx"));
+        let text = std::fs::read_to_string(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
+        if let Err(problems) = interface::check_ptx(&text, interface::KERNELS) {
+            panic!(
+                "the kernel interface (kernels/src/interface.rs) does not match {}:\n{}",
+                ptx.display(),
+                problems.join("\n")
+            );
+        }
+    }
 }

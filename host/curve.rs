@@ -5,6 +5,7 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Curve as _;
 use zkgpu_kernels::curve::{Affine, G1Xyzz, G2Xyzz, Jacobian};
 use zkgpu_kernels::field::{Fq, Fq2};
+use zkgpu_kernels::interface::{self, CurveKernels};
 
 use crate::memory::DeviceSafe;
 
@@ -16,6 +17,8 @@ mod sealed {
 pub trait Curve: sealed::Sealed + 'static {
     /// Kernel name stem, "g1" or "g2".
     const NAME: &'static str;
+    /// This curve's instances of the curve-generic kernels ([`zkgpu_kernels::interface::G1`] or `G2`).
+    const KERNELS: CurveKernels;
     /// Input points (bit-identical to the kernels' affine type).
     type Affine: DeviceSafe + PartialEq + std::fmt::Debug;
     /// Results (bit-identical to the kernels' Jacobian type).
@@ -51,12 +54,13 @@ impl sealed::Sealed for G1 {}
 impl sealed::Sealed for G2 {}
 
 macro_rules! curve_impl {
-    ($curve:ty, $name:literal, $affine:ty, $projective:ty, $xyzz:ty, $field:ty) => {
+    ($curve:ty, $name:literal, $kernels:expr, $affine:ty, $projective:ty, $xyzz:ty, $field:ty) => {
         const _: () = assert!(size_of::<$affine>() == size_of::<Affine<$field>>());
         const _: () = assert!(align_of::<$affine>() >= align_of::<Affine<$field>>());
         const _: () = assert!(size_of::<$projective>() == size_of::<Jacobian<$field>>());
         impl Curve for $curve {
             const NAME: &'static str = $name;
+            const KERNELS: CurveKernels = $kernels;
             type Affine = $affine;
             type Projective = $projective;
             const XYZZ_BYTES: usize = size_of::<$xyzz>();
@@ -95,5 +99,5 @@ macro_rules! curve_impl {
     };
 }
 
-curve_impl!(G1, "g1", G1Affine, G1Projective, G1Xyzz, Fq);
-curve_impl!(G2, "g2", G2Affine, G2Projective, G2Xyzz, Fq2);
+curve_impl!(G1, "g1", interface::G1, G1Affine, G1Projective, G1Xyzz, Fq);
+curve_impl!(G2, "g2", interface::G2, G2Affine, G2Projective, G2Xyzz, Fq2);

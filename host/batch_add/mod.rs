@@ -29,6 +29,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use zkgpu_kernels::batch_add::{
     AFFINE_LEVEL_BLOCK, FINISH_BLOCK, QUAD, WINDOW, affine_level_shared_bytes, quad_shared_bytes,
 };
+use zkgpu_kernels::interface::{self, Kernel};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
@@ -137,10 +138,9 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             return Err(Error::InvalidSets(format!("{points} points, at most {MAX_POINTS} per call")));
         }
         let sets = set_offsets.len() - 1;
-        let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
-        let accumulate = gpu.function(&name("accumulate"))?;
-        let affine_level = affine_level_function::<C>(gpu, "affine_level")?;
-        let affine_level_gather = affine_level_function::<C>(gpu, "affine_level_gather")?;
+        let accumulate = gpu.kernel(&C::KERNELS.batch_add_accumulate)?;
+        let affine_level = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level)?;
+        let affine_level_gather = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
 
         // One wave of warps over all sets, but no more warps per set than the longest set has windows.
         let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
@@ -421,9 +421,9 @@ struct Selection {
 impl Selection {
     fn new(gpu: &Gpu, len: usize) -> Result<Self> {
         Ok(Selection {
-            count: gpu.function("batch_add_count_chunks")?,
-            totals_fn: gpu.function("batch_add_selected_totals")?,
-            compact: gpu.function("batch_add_compact_indices")?,
+            count: gpu.kernel(&interface::BATCH_ADD_COUNT_CHUNKS)?,
+            totals_fn: gpu.kernel(&interface::BATCH_ADD_SELECTED_TOTALS)?,
+            compact: gpu.kernel(&interface::BATCH_ADD_COMPACT_INDICES)?,
             chunk_counts: gpu.alloc_zeroed(len.div_ceil(32).div_ceil(CHUNK_WORDS).max(1))?,
             totals: gpu.alloc_zeroed(3)?,
             indices: gpu.alloc_zeroed(len)?,
@@ -491,8 +491,7 @@ pub(crate) struct XyzzSetSum<C: Curve> {
 impl<C: Curve> XyzzSetSum<C> {
     /// Kernels and level buffers for up to `max_per_set` inputs per set and `sets` sets.
     pub(crate) fn new(gpu: &Gpu, max_per_set: usize, sets: usize) -> Result<Self> {
-        let name = |what: &str| format!("batch_add_{}_{what}", C::NAME);
-        let (reduce, finish) = (gpu.function(&name("reduce"))?, gpu.function(&name("finish"))?);
+        let (reduce, finish) = (gpu.kernel(&C::KERNELS.batch_add_reduce)?, gpu.kernel(&C::KERNELS.batch_add_finish)?);
         gpu.allow_dynamic_shared(&reduce, quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4))?;
         gpu.allow_dynamic_shared(&finish, quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4))?;
         let level = reduce_scratch_len(max_per_set) / 2 * sets.max(1) * C::XYZZ_BYTES;
@@ -600,11 +599,11 @@ fn affine_level_shared<C: Curve>() -> usize {
     affine_level_shared_bytes(std::mem::size_of::<C::Affine>())
 }
 
-/// `batch_add_{C}_{kernel}` (an affine level), allowed its staging shared memory (G2's 50 KiB is past the
+/// `kernel` (`batch_add_{C}_affine_level` or `..._gather`), allowed its staging shared memory (G2's 50 KiB is past the
 /// default 48) and the full shared carveout (8 G1 blocks per SM need 221 KiB; the level reads nothing through
 /// L1 twice).
-fn affine_level_function<C: Curve>(gpu: &Gpu, kernel: &str) -> Result<CudaFunction> {
-    let function = gpu.function(&format!("batch_add_{}_{kernel}", C::NAME))?;
+fn affine_level_function<C: Curve>(gpu: &Gpu, kernel: &Kernel) -> Result<CudaFunction> {
+    let function = gpu.kernel(kernel)?;
     gpu.allow_dynamic_shared(&function, affine_level_shared::<C>())?;
     gpu.prefer_max_shared(&function)?;
     Ok(function)
@@ -689,7 +688,7 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
         return Ok(ScalarSplit { ones, others, other_indices, other_count: 0 });
     }
     let stream = gpu.stream().clone();
-    let classify = gpu.function("batch_add_classify_scalars")?;
+    let classify = gpu.kernel(&interface::BATCH_ADD_CLASSIFY_SCALARS)?;
     let mut launch = stream.launch_builder(&classify);
     launch.arg(scalars.raw()).arg(&n32).arg(ones.raw_mut()).arg(others.raw_mut());
     // SAFETY: one thread per scalar in 256-thread blocks (multiples of 32); ones/others hold ceil(n/32) words.
@@ -731,7 +730,7 @@ pub fn affine_level<C: Curve>(
     let stream = gpu.stream().clone();
     match indices {
         Some(ix) => {
-            let function = affine_level_function::<C>(gpu, "affine_level_gather")?;
+            let function = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
             let mut launch = stream.launch_builder(&function);
             launch.arg(input.raw()).arg(ix.raw()).arg(count.raw()).arg(output.raw_mut());
             // SAFETY: n = the index count <= 2^31, every index below input's length (checked above); output
@@ -740,7 +739,7 @@ pub fn affine_level<C: Curve>(
             unsafe { launch.launch(cfg) }?;
         }
         None => {
-            let function = affine_level_function::<C>(gpu, "affine_level")?;
+            let function = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level)?;
             let shift = 0u32;
             let mut launch = stream.launch_builder(&function);
             launch.arg(input.raw()).arg(count.raw()).arg(&shift).arg(output.raw_mut());

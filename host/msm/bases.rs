@@ -44,7 +44,7 @@ impl<C: Curve> MsmBases<C> {
             gpu.stream().memcpy_dtod(bases.raw(), &mut table.raw_range_mut(0..n)?)?;
         }
         if n > 0 && copies > 1 {
-            let f = gpu.function(&format!("msm_{}_precompute", C::NAME))?;
+            let f = gpu.kernel(&C::KERNELS.msm_precompute)?;
             let (n32, shift) = (n as u32, plan.window_bits * plan.virtual_windows);
             let mut launch = gpu.stream().launch_builder(&f);
             launch.arg(table.raw_mut()).arg(&n32).arg(&shift).arg(&copies);

@@ -138,22 +138,22 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// plan [`MsmPlan::validate`] rejects.
     pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
         plan.validate()?;
-        let name = |what: &str| format!("msm_{}_{what}", C::NAME);
+        let curve = C::KERNELS;
         let kernels = Kernels {
-            count: gpu.function("msm_count")?,
-            scan_sums: gpu.function("msm_scan_sums")?,
-            scan: gpu.function("msm_scan")?,
-            scatter: gpu.function("msm_scatter")?,
-            sort_upsweep: gpu.function("msm_sort_upsweep")?,
-            sort_downsweep: gpu.function("msm_sort_downsweep")?,
-            sort_offsets: gpu.function("msm_sort_offsets")?,
-            accumulate: gpu.function(&name("accumulate"))?,
-            accumulate_affine: gpu.function(&name("accumulate_affine"))?,
-            fold: gpu.function(&name("fold"))?,
-            fixup: gpu.function(&name("fixup"))?,
-            fixup_spanning: gpu.function(&name("fixup_spanning"))?,
-            reduce: gpu.function(&name("reduce"))?,
-            combine: gpu.function(&name("combine"))?,
+            count: gpu.kernel(&interface::MSM_COUNT)?,
+            scan_sums: gpu.kernel(&interface::MSM_SCAN_SUMS)?,
+            scan: gpu.kernel(&interface::MSM_SCAN)?,
+            scatter: gpu.kernel(&interface::MSM_SCATTER)?,
+            sort_upsweep: gpu.kernel(&interface::MSM_SORT_UPSWEEP)?,
+            sort_downsweep: gpu.kernel(&interface::MSM_SORT_DOWNSWEEP)?,
+            sort_offsets: gpu.kernel(&interface::MSM_SORT_OFFSETS)?,
+            accumulate: gpu.kernel(&curve.msm_accumulate)?,
+            accumulate_affine: gpu.kernel(&curve.msm_accumulate_affine)?,
+            fold: gpu.kernel(&curve.msm_fold)?,
+            fixup: gpu.kernel(&curve.msm_fixup)?,
+            fixup_spanning: gpu.kernel(&curve.msm_fixup_spanning)?,
+            reduce: gpu.kernel(&curve.msm_reduce)?,
+            combine: gpu.kernel(&curve.msm_combine)?,
         };
         gpu.allow_dynamic_shared(&kernels.sort_upsweep, upsweep_shared_bytes(RADIX_BITS))?;
         gpu.allow_dynamic_shared(&kernels.sort_downsweep, downsweep_shared_bytes(RADIX_BITS))?;

@@ -46,6 +46,7 @@ pub mod cpu;
 
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use zkgpu_kernels::interface;
 use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};
 use zkgpu_kernels::msm_sort::{
     RADIX_BITS, SORT_BLOCK, SORT_GRID, downsweep_shared_bytes, radix_bits, radix_passes, sort_grid,

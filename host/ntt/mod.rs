@@ -32,6 +32,7 @@ use std::sync::{Mutex, MutexGuard};
 use blstrs::Scalar;
 use cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
 use ff::Field;
+use zkgpu_kernels::interface;
 use zkgpu_kernels::ntt::plan;
 pub use zkgpu_kernels::ntt::{PassParams, Scale, ScaleMode};
 
@@ -221,13 +222,13 @@ impl Ntt {
     pub fn new(gpu: &Gpu) -> Result<Ntt> {
         Ok(Ntt {
             gpu: gpu.clone(),
-            pass_dif: gpu.function("ntt_pass_dif")?,
-            pass_dit: gpu.function("ntt_pass_dit")?,
-            bit_reverse: gpu.function("ntt_bit_reverse")?,
-            bit_reverse_tiled: gpu.function("ntt_bit_reverse_tiled")?,
-            fill_table: gpu.function("ntt_fill_table")?,
-            h_pointwise: gpu.function("ntt_h_pointwise")?,
-            h_subtract: gpu.function("ntt_h_subtract")?,
+            pass_dif: gpu.kernel(&interface::NTT_PASS_DIF)?,
+            pass_dit: gpu.kernel(&interface::NTT_PASS_DIT)?,
+            bit_reverse: gpu.kernel(&interface::NTT_BIT_REVERSE)?,
+            bit_reverse_tiled: gpu.kernel(&interface::NTT_BIT_REVERSE_TILED)?,
+            fill_table: gpu.kernel(&interface::NTT_FILL_TABLE)?,
+            h_pointwise: gpu.kernel(&interface::NTT_H_POINTWISE)?,
+            h_subtract: gpu.kernel(&interface::NTT_H_SUBTRACT)?,
             tables: Mutex::new(Tables::default()),
             scratch: Mutex::new(None),
         })

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
+use zkgpu_kernels::interface::Kernel;
 
 use crate::error::{Error, Result};
 use crate::{module, raw};
@@ -121,6 +122,12 @@ impl Gpu {
     /// The copy stream: `upload_async`/`download_async`, overlapping kernels on the compute stream.
     pub fn copy_stream(&self) -> &Arc<CudaStream> {
         &self.copy
+    }
+
+    /// A production kernel of the typed interface ([`zkgpu_kernels::interface`]): the host names its kernels
+    /// only through these constants, which the build checks against the embedded PTX (name and parameters).
+    pub fn kernel(&self, kernel: &Kernel) -> Result<CudaFunction> {
+        self.function(kernel.name)
     }
 
     /// The kernel `name` from the loaded module; `Err(MissingKernel)` when there is no such kernel.

@@ -64,3 +64,21 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: `trap` aborts the kernel; the host sees CUDA_ERROR_ILLEGAL_INSTRUCTION / launch failure.
     unsafe { core::arch::nvptx::trap() }
 }
+
+/// The typed kernel interface: per production kernel the `.entry` name and its parameter list
+/// ([`interface::Kernel`]), defined once here for the host crate, which names kernels only through it.
+///
+/// Why: the host launches kernels by name with positional arguments, and CI has no GPU to run a launch, so a
+/// renamed kernel or a changed signature would pass every CPU check. The host crate's build.rs parses the
+/// `.visible .entry` parameter lists of the production PTX it embeds (committed or freshly built) and fails the
+/// build unless every entry of [`interface::KERNELS`] is there exactly once with exactly its parameters
+/// ([`interface::check_ptx`]).
+///
+/// What it does not catch: PTX records only the parameters' widths (`.u32`, `.u64`, a pointer), so two swapped
+/// arguments of the same kind (two `u32` lengths, two pointers) or a pointer to the wrong element type still
+/// pass; those remain the launch site's `# Safety` promises (and the GPU tests'). Kernels of the test module
+/// are not listed.
+///
+/// Host targets only (also `include!`d by build.rs): nothing here reaches the PTX.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod interface;

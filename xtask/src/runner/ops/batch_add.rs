@@ -225,7 +225,7 @@ pub(super) fn generate_on_gpu<C: BenchCurve>(gpu: &Gpu, inp: &Inputs<C>, n: usiz
     let seeds = gpu.upload(&inp.seeds)?;
     let step = gpu.upload(&[C::to_affine(&inp.q)])?;
     let mut points = gpu.alloc_zeroed::<C::Affine>(n)?;
-    let function = gpu.function(&format!("batch_add_{}_expand", C::STEM))?;
+    let function = gpu.kernel(&C::KERNELS.batch_add_expand)?;
     let (run, n32) = (RUN as u32, u32::try_from(n)?);
     let mut launch = gpu.stream().launch_builder(&function);
     launch.arg(seeds.raw()).arg(step.raw()).arg(&run).arg(&n32).arg(points.raw_mut());
