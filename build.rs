@@ -24,15 +24,21 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The per-kernel register caps (`MAX_REGISTERS`), shared with the kernels crate's docs.
-mod launch_bounds {
-    include!("kernels/src/launch_bounds.rs");
-}
+// The kernels crate is also a build dependency: its per-kernel register caps (`launch_bounds::MAX_REGISTERS`),
+// its typed kernel interface (checked against the production PTX) and where its sources and committed PTX
+// are (`SOURCE_DIR`: a sibling folder in this repository, another package when both come from a registry).
+use zkgpu_kernels::{interface, launch_bounds};
 
-/// The typed kernel interface (`zkgpu_kernels::interface`), checked against the production PTX.
-mod interface {
-    include!("kernels/src/interface.rs");
-}
+/// The `ptx` profile of the nested kernel build: fat LTO and one codegen unit, so the whole kernel crate (and
+/// core) becomes one module. Given on the command line, not in a manifest, so that it exists wherever the
+/// kernels' sources are: in this workspace or as a package of their own in a registry.
+const PTX_PROFILE: &[&str] = &[
+    "profile.ptx.inherits=\"release\"",
+    "profile.ptx.lto=\"fat\"",
+    "profile.ptx.codegen-units=1",
+    "profile.ptx.panic=\"abort\"",
+    "profile.ptx.debug=false",
+];
 
 /// Must match `rust-toolchain.toml`.
 const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
@@ -40,13 +46,12 @@ const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
 const ARCHES: &[&str] = &["sm_90", "sm_80"];
 
 fn main() {
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let kernels = manifest.join("kernels");
+    let kernels = PathBuf::from(zkgpu_kernels::SOURCE_DIR);
     println!("cargo:rerun-if-env-changed=ZKGPU_PTX");
-    println!("cargo:rerun-if-changed=kernels/src");
-    println!("cargo:rerun-if-changed=kernels/Cargo.toml");
-    println!("cargo:rerun-if-changed=kernels/ptx");
+    for watched in ["src", "Cargo.toml", "ptx"] {
+        println!("cargo:rerun-if-changed={}", kernels.join(watched).display());
+    }
 
     let mode = env::var("ZKGPU_PTX").unwrap_or_else(|_| "auto".into());
     let built = match mode.as_str() {
@@ -183,6 +188,9 @@ fn build_all(kernels: &Path, out_dir: &Path) -> Result<(), String> {
             let target_dir = target_root.join(format!("{module}-{arch}"));
             let mut cmd = kernel_cargo();
             cmd.arg("cargo").args(["rustc", "--quiet", "--lib", "--crate-type", "cdylib", "--profile", "ptx"]);
+            for setting in PTX_PROFILE {
+                cmd.args(["--config", setting]);
+            }
             if let Some(features) = features {
                 cmd.args(["--features", features]);
             }

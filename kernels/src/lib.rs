@@ -79,6 +79,11 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// pass; those remain the launch site's `# Safety` promises (and the GPU tests'). Kernels of the test module
 /// are not listed.
 ///
-/// Host targets only (also `include!`d by build.rs): nothing here reaches the PTX.
+/// Host targets only (build.rs reads it through a build dependency): nothing here reaches the PTX.
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod interface;
+
+/// This crate's folder, whose `ptx/` holds the committed modules: how the host crate's build script finds the
+/// kernels' sources and PTX whether they sit beside it (this repository) or in a registry (a published crate).
+#[cfg(not(target_arch = "nvptx64"))]
+pub const SOURCE_DIR: &str = env!("CARGO_MANIFEST_DIR");
