@@ -1,5 +1,5 @@
-// Included by the host crate's build.rs as well as compiled here (host targets only, never nvptx64): plain
-// items, no inner attributes. The module docs are on `pub mod interface` in lib.rs.
+// Host targets only (never nvptx64): the host crate launches through it and its build.rs checks it against the
+// PTX (a build dependency). The module docs are on `pub mod interface` in lib.rs.
 
 use self::Param::{Ptr, U32, U64};
 

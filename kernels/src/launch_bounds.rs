@@ -1,4 +1,4 @@
-// Included by the host crate's build.rs as well as compiled here: plain items, no inner attributes.
+// Also read by the host crate's build.rs (a build dependency on this crate): plain items, no inner attributes.
 
 /// Per-kernel register caps: `(kernel, most registers per thread)`. rustc has no `__launch_bounds__`, so
 /// build.rs writes `.maxnreg N` after the entry's parameter list in the PTX (ptxas and the driver's JIT honour
