@@ -246,11 +246,7 @@ impl Ntt {
         if log_n == 0 {
             return Ok(());
         }
-        let mut tables = self.lock();
-        self.twiddles(&mut tables, log_n, cfg.direction)?;
-        if let Some(kind) = scale_kind(cfg) {
-            self.scale_tables(&mut tables, log_n, kind)?;
-        }
+        self.tables_for(&mut self.lock(), log_n, cfg)?;
         if schedule(log_n, 1, cfg, log_n, true).iter().any(Step::uses_scratch) {
             self.grow_scratch(&mut self.lock_scratch(), n)?;
         }
@@ -271,10 +267,7 @@ impl Ntt {
         }
         let mut tables = self.lock();
         // Every table first, so an allocation failure leaves `data` untouched.
-        self.twiddles(&mut tables, log_n, cfg.direction)?;
-        if let Some(kind) = scale_kind(cfg) {
-            self.scale_tables(&mut tables, log_n, kind)?;
-        }
+        self.tables_for(&mut tables, log_n, cfg)?;
         let log_table = tables.twiddles[direction_slot(cfg.direction)].as_ref().map_or(log_n, |t| t.0);
         let mut scratch = self.lock_scratch();
         let folded = schedule(log_n, batch, cfg, log_table, true);
@@ -606,6 +599,15 @@ impl Ntt {
     }
 
     /// The twiddle table for `direction`, at least 2^log_n in size (rebuilt larger when needed).
+    /// The twiddle table and, if `cfg` scales, the scaling table a transform of `2^log_n` with `cfg` needs.
+    fn tables_for(&self, tables: &mut Tables, log_n: u32, cfg: NttConfig) -> Result<()> {
+        self.twiddles(tables, log_n, cfg.direction)?;
+        if let Some(kind) = scale_kind(cfg) {
+            self.scale_tables(tables, log_n, kind)?;
+        }
+        Ok(())
+    }
+
     fn twiddles(&self, tables: &mut Tables, log_n: u32, direction: Direction) -> Result<()> {
         let slot = direction_slot(direction);
         if matches!(&tables.twiddles[slot], Some((log_table, _)) if *log_table >= log_n) {
