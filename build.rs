@@ -17,8 +17,10 @@
 //! the test suite, built only from source; empty when the PTX is the committed one).
 //!
 //! The nested cargo uses its own target directory (no lock contention with the outer build).
-//! The host embeds each PTX deflate-compressed (`<name>.ptx.deflate`): fully inlined field arithmetic makes
-//! megabytes of PTX text, which compresses about 20x.
+//! The host embeds the production module split by kernel family (`zkgpu_<arch>_<family>.ptx`, see
+//! `zkgpu_kernels::modules`), so a program JIT-compiles only the families it uses, and the test module whole;
+//! each deflate-compressed (`<name>.ptx.deflate`): fully inlined field arithmetic makes megabytes of PTX text,
+//! which compresses about 20x.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ use std::process::Command;
 // The kernels crate is also a build dependency: its per-kernel register caps (`launch_bounds::MAX_REGISTERS`),
 // its typed kernel interface (checked against the production PTX) and where its sources and committed PTX
 // are (`SOURCE_DIR`: a sibling folder in this repository, another package when both come from a registry).
-use zkgpu_kernels::{interface, launch_bounds};
+use zkgpu_kernels::{interface, launch_bounds, modules};
 
 /// The `ptx` profile of the nested kernel build: fat LTO and one codegen unit, so the whole kernel crate (and
 /// core) becomes one module. Given on the command line, not in a manifest, so that it exists wherever the
@@ -87,23 +89,34 @@ fn main() {
         }
     }
     check_interface(&out_dir);
-    // Deflate level 9 takes ~5 s per 30 MB module, and this script runs once per feature set of the package
+    // What the host embeds, per architecture: the production module split by kernel family (each loaded on
+    // first use), and the test module whole.
+    let mut embedded = Vec::new();
+    for arch in ARCHES {
+        let whole = out_dir.join(format!("zkgpu_{arch}.ptx"));
+        let text = std::fs::read_to_string(&whole).unwrap_or_else(|e| panic!("{}: {e}", whole.display()));
+        let families = modules::split(&text).unwrap_or_else(|e| panic!("splitting {} by family: {e}", whole.display()));
+        for (family, text) in families {
+            let name = format!("zkgpu_{arch}_{}", family.stem());
+            std::fs::write(out_dir.join(format!("{name}.ptx")), &text)
+                .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
+            embedded.push((name, text.into_bytes()));
+        }
+        let test = out_dir.join(format!("zkgpu_test_{arch}.ptx"));
+        embedded.push((
+            format!("zkgpu_test_{arch}"),
+            std::fs::read(&test).unwrap_or_else(|e| panic!("{}: {e}", test.display())),
+        ));
+    }
+    // Deflate level 9 takes seconds per large module, and this script runs once per feature set of the package
     // (a `cargo xtask test` runs it three times with the same PTX): the last compression of each module is kept
     // beside the shared kernel build and reused when the PTX is byte-for-byte the same.
     let deflate_cache = out_dir.ancestors().nth(4).unwrap_or(&out_dir).join("zkgpu-ptx").join("deflated");
-    for arch in ARCHES {
-        for module in ["zkgpu", "zkgpu_test"] {
-            let ptx = out_dir.join(format!("{module}_{arch}.ptx"));
-            let text = std::fs::read(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-            // An absent module stays an empty file (the host reads that as "not in this build").
-            let deflated = if text.is_empty() {
-                Vec::new()
-            } else {
-                deflate_cached(&deflate_cache, &format!("{module}_{arch}"), &text)
-            };
-            std::fs::write(out_dir.join(format!("{module}_{arch}.ptx.deflate")), deflated)
-                .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
-        }
+    for (name, text) in embedded {
+        // An absent module stays an empty file (the host reads that as "not in this build").
+        let deflated = if text.is_empty() { Vec::new() } else { deflate_cached(&deflate_cache, &name, &text) };
+        std::fs::write(out_dir.join(format!("{name}.ptx.deflate")), deflated)
+            .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
     }
     println!("cargo:rustc-env=ZKGPU_PTX_SOURCE={}", if built { "built" } else { "committed" });
 }

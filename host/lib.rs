@@ -86,7 +86,7 @@
 // The layers, bottom up: the runtime (driver, device, memory, modules, timing), the algorithms (each with
 // its CPU reference in `cpu`), the prover layer.
 pub mod runtime;
-pub use runtime::{device, error, launch, memory, module, pinned, profile, raw, timing};
+pub use runtime::{device, error, launch, memory, module, module_cache, pinned, profile, raw, timing};
 
 pub mod curve;
 
@@ -102,7 +102,7 @@ pub use device::{DeviceInfo, Gpu};
 pub use error::{Error, Result};
 pub use launch::{DEFAULT_DYNAMIC_SHARED_LIMIT, launch_config_1d, try_launch_config_1d};
 pub use memory::{DeviceBuffer, DeviceSafe};
-pub use module::{PTX_SM80, PTX_SM90};
+pub use module::{SM80, SM90};
 pub use ntt::{Ntt, NttConfig};
 pub use pinned::{PinnedBuffer, PinnedMode, PinnedPool, PoolStats};
 pub use pipeline::{
@@ -110,6 +110,12 @@ pub use pipeline::{
 };
 pub use profile::{PhaseRecorder, PhaseReport};
 pub use timing::EventTimer;
+
+/// Loads every production kernel module on `gpu` now ([`Gpu::warm_up`]): compiles what is neither prebuilt nor
+/// in zkgpu's module cache and stores it there, so a service's first proof pays no compilation.
+pub fn warm_up(gpu: &Gpu) -> Result<Vec<module::LoadedModule>> {
+    gpu.warm_up()
+}
 
 /// Where this build's PTX came from: "built" (compiled from `kernels/` by build.rs with the pinned nightly)
 /// or "committed" (the PTX checked in under `kernels/ptx/`).

@@ -11,10 +11,9 @@ use common::curve_props::{self as props, G1, G2, HostArithmetic, PairBatch};
 fn curve_kernels_are_in_the_embedded_ptx() {
     let names: Vec<String> = props::kernel_names::<G1>().into_iter().chain(props::kernel_names::<G2>()).collect();
     assert_eq!(names.len(), 18);
-    for (arch, ptx) in [
-        ("sm_90", zkgpu::module::TEST_PTX_SM90.text().unwrap()),
-        ("sm_80", zkgpu::module::TEST_PTX_SM80.text().unwrap()),
-    ] {
+    for (arch, ptx) in
+        [("sm_90", zkgpu::module::SM90.test.text().unwrap()), ("sm_80", zkgpu::module::SM80.test.text().unwrap())]
+    {
         for name in &names {
             assert!(
                 ptx.contains(&format!(".visible .entry {name}(")),

@@ -61,7 +61,11 @@ fn ptx_is_chosen_by_compute_capability() {
     {
         let chosen = select_ptx(major, minor).unwrap_or_else(|e| panic!("{major}.{minor}: {e}"));
         assert_eq!(chosen.arch, arch, "compute capability {major}.{minor}");
-        assert!(chosen.text().unwrap().contains(&format!(".target {arch}")), "{arch} PTX lacks its .target line");
+        for module in &chosen.families {
+            assert_eq!(module.arch, arch);
+            let text = module.text().unwrap();
+            assert!(text.contains(&format!(".target {arch}")), "{} lacks its .target line", module.stem);
+        }
     }
     for (major, minor) in [(7, 5), (7, 0), (6, 1), (0, 0)] {
         match select_ptx(major, minor) {
@@ -75,46 +79,72 @@ fn ptx_is_chosen_by_compute_capability() {
 /// so a changed module never picks up an old cubin.
 #[test]
 fn cubin_names_follow_the_ptx_text() {
-    use zkgpu::module::{cubin_file_name, ptx_fingerprint};
+    use zkgpu::module::{Family, cubin_file_name, ptx_fingerprint};
     assert_eq!(ptx_fingerprint(""), 0xcbf2_9ce4_8422_2325);
     assert_eq!(ptx_fingerprint("a"), 0xaf63_dc4c_8601_ec8c);
     assert_eq!(ptx_fingerprint("foobar"), 0x8594_4171_f739_67e8);
-    let text = zkgpu::PTX_SM90.text().unwrap();
-    let name = cubin_file_name(&zkgpu::PTX_SM90, &text);
-    assert_eq!(name, format!("zkgpu_sm_90-{:016x}.cubin", ptx_fingerprint(&text)));
-    assert_ne!(name, cubin_file_name(&zkgpu::PTX_SM90, &format!("{text}\n")), "one more byte, another cubin");
-    assert!(cubin_file_name(&zkgpu::PTX_SM80, &text).starts_with("zkgpu_sm_80-"));
+    let ntt = zkgpu::SM90.family(Family::Ntt);
+    let text = ntt.text().unwrap();
+    let name = cubin_file_name(ntt, &text);
+    assert_eq!(name, format!("zkgpu_sm_90_ntt-{:016x}.cubin", ptx_fingerprint(&text)));
+    assert_ne!(name, cubin_file_name(ntt, &format!("{text}\n")), "one more byte, another cubin");
+    assert!(cubin_file_name(zkgpu::SM80.family(Family::Ntt), &text).starts_with("zkgpu_sm_80_ntt-"));
 }
 
+/// The embedded modules of each architecture: one per family, in `Family::ALL` order, each holding exactly
+/// its family's kernels (the smoke kernel in the bench module), all loadable by a CUDA 13.0 driver.
 #[test]
 fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
+    use zkgpu::module::Family;
     assert!(zkgpu::PTX_SOURCE == "built" || zkgpu::PTX_SOURCE == "committed", "PTX_SOURCE = {}", zkgpu::PTX_SOURCE);
     println!("PTX source: {}", zkgpu::PTX_SOURCE);
-    for ptx in [zkgpu::PTX_SM90.text().unwrap(), zkgpu::PTX_SM80.text().unwrap()] {
-        assert!(ptx.contains(".entry smoke_add_u32("), "smoke kernel missing from the embedded PTX");
-        assert!(!ptx.as_bytes().contains(&0), "PTX must not contain NUL bytes");
-        // The H200's driver (CUDA 13.0) loads PTX ISA <= 9.0.
-        let version = ptx.lines().find_map(|l| l.trim().strip_prefix(".version ")).expect("PTX has a .version line");
-        let (major, minor) = version.split_once('.').expect("x.y");
-        let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.trim().parse().unwrap());
-        assert!((major, minor) <= (9, 0), "PTX ISA {version} is newer than a CUDA 13.0 driver loads");
+    for arch in [&zkgpu::SM90, &zkgpu::SM80] {
+        for (module, family) in arch.families.iter().zip(Family::ALL) {
+            assert_eq!(module.family, Some(family), "{}", module.stem);
+            assert_eq!(module.stem, format!("zkgpu_{}_{}", arch.arch, family.stem()));
+            let ptx = module.text().unwrap();
+            let entries = zkgpu_kernels::interface::ptx_entries(&ptx);
+            assert!(!entries.is_empty(), "{} holds no kernel", module.stem);
+            for (name, _) in entries {
+                assert_eq!(Family::of(name), Some(family), "{name} in {}", module.stem);
+            }
+            assert!(!ptx.as_bytes().contains(&0), "PTX must not contain NUL bytes");
+            // The H200's driver (CUDA 13.0) loads PTX ISA <= 9.0.
+            let version = ptx.lines().find_map(|l| l.trim().strip_prefix(".version ")).expect("a .version line");
+            let (major, minor) = version.split_once('.').expect("x.y");
+            let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.trim().parse().unwrap());
+            assert!((major, minor) <= (9, 0), "PTX ISA {version} is newer than a CUDA 13.0 driver loads");
+        }
+        let bench = arch.family(Family::Bench).text().unwrap();
+        assert!(bench.contains(".entry smoke_add_u32("), "smoke kernel missing from the bench module");
+        for kernel in zkgpu_kernels::interface::KERNELS {
+            let family = kernel.family().expect("a production family");
+            let ptx = arch.family(family).text().unwrap();
+            assert!(zkgpu_kernels::interface::check_ptx(&ptx, &[*kernel]).is_ok(), "{} not in its module", kernel.name);
+        }
     }
 }
 
-/// Each register cap of `zkgpu_kernels::launch_bounds` is in both embedded modules, right after its kernel's
-/// parameter list, and only there (build.rs writes them; rustc has no launch bounds).
+/// Each register cap of `zkgpu_kernels::launch_bounds` is in its family's embedded module, right after its
+/// kernel's parameter list, and only there (build.rs writes them; rustc has no launch bounds).
 #[test]
 fn embedded_ptx_carries_the_register_caps() {
+    use zkgpu::module::Family;
     assert!(!zkgpu_kernels::launch_bounds::MAX_REGISTERS.is_empty());
-    for ptx in [zkgpu::PTX_SM90.text().unwrap(), zkgpu::PTX_SM80.text().unwrap()] {
+    for arch in [&zkgpu::SM90, &zkgpu::SM80] {
+        let mut caps = 0;
         for &(kernel, registers) in zkgpu_kernels::launch_bounds::MAX_REGISTERS {
+            let family = Family::of(kernel).unwrap_or_else(|| panic!("{kernel} has no family"));
+            let ptx = arch.family(family).text().unwrap();
             let head = format!(".visible .entry {kernel}(");
             let start = ptx.find(&head).unwrap_or_else(|| panic!("{kernel} missing from the embedded PTX"));
             let body = start + ptx[start..].find("\n{").expect("a kernel body");
             let params_end = ptx[..body].rfind(')').expect("a parameter list");
             assert_eq!(ptx[params_end + 1..body].trim(), format!(".maxnreg {registers}"), "{kernel}'s cap");
         }
-        let caps = ptx.lines().filter(|l| l.starts_with(".maxnreg")).count();
+        for module in &arch.families {
+            caps += module.text().unwrap().lines().filter(|l| l.starts_with(".maxnreg")).count();
+        }
         assert_eq!(caps, zkgpu_kernels::launch_bounds::MAX_REGISTERS.len(), "a .maxnreg nobody listed");
     }
 }

@@ -1,12 +1,15 @@
-//! Device discovery and the per-device handle [`Gpu`]: a context, the PTX module that matches the device,
-//! and two streams (compute and copy) so transfers can overlap kernels.
+//! Device discovery and the per-device handle [`Gpu`]: a context, the kernel modules of the device's
+//! architecture (each loaded on first use), and two streams (compute and copy) so transfers can overlap
+//! kernels.
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
 use zkgpu_kernels::interface::Kernel;
 
 use crate::error::{Error, Result};
+use crate::module::{DeviceKey, DeviceModules, Family, LoadedModule};
+use crate::module_cache::ModuleCache;
 use crate::{module, raw};
 
 /// What a [`Gpu`] is.
@@ -26,8 +29,6 @@ pub struct DeviceInfo {
     pub driver_version: String,
     /// The embedded PTX loaded for it: "sm_90" or "sm_80".
     pub ptx_arch: &'static str,
-    /// How the production module got there: JIT-compiled PTX, or a matching cubin from `$ZKGPU_CUBIN_DIR`.
-    pub module_image: module::ModuleImage,
     /// Largest dynamic shared memory a block may opt in to (bytes); above 48 KiB a kernel needs
     /// [`Gpu::allow_dynamic_shared`].
     pub max_shared_per_block_optin: usize,
@@ -39,11 +40,8 @@ pub struct DeviceInfo {
 #[derive(Clone, Debug)]
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) module: Arc<CudaModule>,
-    /// The test module (see `module::TEST_PTX_SM90`), loaded on the first request for a kernel that the
-    /// production module lacks.
-    pub(crate) test_module: std::sync::OnceLock<Option<Arc<CudaModule>>>,
-    pub(crate) ptx: &'static module::PtxModule,
+    /// Shared by clones: a module loads once per `Gpu::new`, whichever clone asks first.
+    pub(crate) modules: Arc<DeviceModules>,
     pub(crate) compute: Arc<CudaStream>,
     pub(crate) copy: Arc<CudaStream>,
     pub(crate) info: DeviceInfo,
@@ -56,8 +54,9 @@ impl Gpu {
         raw::device_count()
     }
 
-    /// Opens device `ordinal`: its primary context, the PTX module for its compute capability, and two
-    /// streams.
+    /// Opens device `ordinal`: its primary context and two streams. No kernel is compiled or loaded here: each
+    /// family's module loads when one of its kernels is first asked for (see [`Gpu::warm_up`]), through zkgpu's
+    /// module cache ([`ModuleCache::from_env`]).
     pub fn new(ordinal: usize) -> Result<Gpu> {
         let span = tracing::info_span!("zkgpu.gpu_new", ordinal);
         let _entered = span.enter();
@@ -71,8 +70,9 @@ impl Gpu {
         let ctx = CudaContext::new(ordinal)?;
         let (major, minor) = ctx.compute_capability()?;
         let compute_capability = (non_negative(major)?, non_negative(minor)?);
-        let ptx = module::select_ptx(compute_capability.0, compute_capability.1)?;
-        let (module, module_image) = module::load(&ctx, ptx)?;
+        let arch = module::select_ptx(compute_capability.0, compute_capability.1)?;
+        let device = DeviceKey { compute_capability, driver_version: raw::driver_version()? };
+        let modules = Arc::new(DeviceModules::new(ctx.clone(), arch, device, ModuleCache::from_env()));
         let info = DeviceInfo {
             ordinal,
             name: ctx.name()?,
@@ -80,8 +80,7 @@ impl Gpu {
             sm_count: non_negative(ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?)?,
             total_memory: ctx.total_mem()?,
             driver_version: raw::driver_version_string()?,
-            ptx_arch: ptx.arch,
-            module_image,
+            ptx_arch: arch.arch,
             max_shared_per_block_optin: non_negative(
                 ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             )? as usize,
@@ -92,7 +91,7 @@ impl Gpu {
         let compute = ctx.new_stream()?;
         let copy = ctx.new_stream()?;
         tracing::info!(name = %info.name, cc = ?info.compute_capability, ptx = info.ptx_arch, "GPU ready");
-        Ok(Gpu { ctx, module, test_module: std::sync::OnceLock::new(), ptx, compute, copy, info })
+        Ok(Gpu { ctx, modules, compute, copy, info })
     }
 
     /// Opens every device, in ordinal order. `Err(NoDevice)` when there is none.
@@ -130,38 +129,54 @@ impl Gpu {
         self.function(kernel.name)
     }
 
-    /// The kernel `name` from the loaded module; `Err(MissingKernel)` when there is no such kernel.
+    /// The kernel `name`: from its family's module when the name has a family ([`Family::of`]), else from the
+    /// test module; `Err(MissingKernel)` when there is no such kernel.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         // cudarc unwraps the C-string conversion: a name with a NUL (or an empty one) cannot be a kernel,
         // answer that here.
         if name.is_empty() || name.as_bytes().contains(&0) {
             return Err(Error::MissingKernel(name.to_string()));
         }
-        self.ctx.bind_to_thread()?;
-        match self.module.load_function(name) {
-            Ok(f) => return Ok(f),
-            Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => {}
-            Err(e) => return Err(Error::Cuda(e)),
-        }
-        let Some(test_module) = self.test_module()? else {
-            return Err(Error::MissingKernel(name.to_string()));
+        let module = match Family::of(name) {
+            Some(family) => self.modules.family(family)?,
+            None => match self.modules.test()? {
+                Some(test) => test,
+                None => return Err(Error::MissingKernel(name.to_string())),
+            },
         };
-        match test_module.load_function(name) {
+        self.ctx.bind_to_thread()?;
+        match module.load_function(name) {
             Ok(f) => Ok(f),
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => Err(Error::MissingKernel(name.to_string())),
             Err(e) => Err(Error::Cuda(e)),
         }
     }
 
-    /// The test module, loaded once; `None` when this build carries none (built from the committed PTX).
-    fn test_module(&self) -> Result<Option<&Arc<CudaModule>>> {
-        if let Some(loaded) = self.test_module.get() {
-            return Ok(loaded.as_ref());
-        }
-        let ptx = module::test_module_for(self.ptx);
-        let loaded = if ptx.is_empty() { None } else { Some(module::load(&self.ctx, ptx)?.0) };
-        // A concurrent first call may have won the race: either result is the same module.
-        Ok(self.test_module.get_or_init(|| loaded).as_ref())
+    /// Loads every production module now (compiling those neither prebuilt nor in the module cache, and
+    /// storing them there), so that no later call pays for a compilation: for a service's start-up, or
+    /// `zkgpu-bench --warm-up` at deployment to fill the cache. Returns every module loaded so far.
+    pub fn warm_up(&self) -> Result<Vec<LoadedModule>> {
+        let span = tracing::info_span!("zkgpu.warm_up", ordinal = self.info.ordinal);
+        let _entered = span.enter();
+        std::thread::scope(|s| {
+            // Compilation is single-threaded per module in the driver: the families compile side by side.
+            let loads: Vec<_> =
+                Family::PRODUCTION.iter().map(|&family| s.spawn(move || self.modules.family(family))).collect();
+            loads.into_iter().try_for_each(|load| match load.join() {
+                Ok(result) => result.map(drop),
+                Err(_) => Err(Error::ModuleLoad {
+                    arch: self.info.ptx_arch,
+                    source: DriverError(sys::CUresult::CUDA_ERROR_UNKNOWN),
+                    log: "\na module-loading thread panicked".to_string(),
+                }),
+            })
+        })?;
+        Ok(self.loaded_modules())
+    }
+
+    /// The modules this handle (and its clones) loaded so far: which, how (cubin, cache, JIT), how long.
+    pub fn loaded_modules(&self) -> Vec<LoadedModule> {
+        self.modules.loaded()
     }
 
     /// Waits for all work on both streams.

@@ -41,8 +41,9 @@ pub fn ensure_driver() -> Result<()> {
     }
 }
 
-/// `cuDriverGetVersion`: e.g. 13000 for a CUDA 13.0 driver. Callable before `cuInit`.
-fn driver_version() -> Result<i32> {
+/// `cuDriverGetVersion`: e.g. 13000 for a CUDA 13.0 driver. Callable before `cuInit`; the caller has
+/// checked that the driver is present.
+pub(crate) fn driver_version() -> Result<i32> {
     let mut version: i32 = 0;
     // SAFETY: the library is present (checked by the caller); the out-pointer is valid for one i32.
     unsafe { sys::cuDriverGetVersion(&mut version) }.result()?;

@@ -83,6 +83,15 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod interface;
 
+/// The production PTX split into one module per kernel family ([`modules::Family`]: NTT, MSM per curve, batch
+/// addition per curve, benchmarks), so that a program loads, and the driver JIT-compiles, only what it uses: an
+/// NTT-only prover never compiles G2 MSM, which is most of the PTX. The host crate's build.rs splits the PTX
+/// it embeds ([`modules::split`]); each kernel's family follows from its name's prefix ([`modules::Family::of`]).
+///
+/// Host targets only, like [`interface`].
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod modules;
+
 /// This crate's folder, whose `ptx/` holds the committed modules: how the host crate's build script finds the
 /// kernels' sources and PTX whether they sit beside it (this repository) or in a registry (a published crate).
 #[cfg(not(target_arch = "nvptx64"))]

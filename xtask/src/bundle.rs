@@ -3,7 +3,7 @@
 //!
 //! Contents: `tests/<package>-<target>.gz` (stripped release test binaries; the PTX is embedded, they read no
 //! file of the source tree), `zkgpu-bench.gz` (the bench runner), `ptx/*.ptx.gz` (the modules, for reference
-//! and cuobjdump), `cubin/*.cubin.gz` (the sm_90 modules assembled by ptxas, named by the fingerprint of the
+//! and cuobjdump), `cubin/*.cubin.gz` (the sm_90 modules, one per kernel family, assembled by ptxas, named by the fingerprint of the
 //! PTX they came from: `run.sh` points `ZKGPU_CUBIN_DIR` at them, so an H100/H200 skips the driver's JIT,
 //! minutes for the production module), `run.sh`. Every binary embeds both PTX modules, which are large and highly repetitive
 //! text, so the binaries are gzip-compressed (about 15x); `run.sh` unpacks each into a scratch folder just
@@ -66,13 +66,13 @@ pub fn run(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The sm_90 modules (production and test), assembled by ptxas (through its results cache), gzipped into
+/// The sm_90 modules the host loads (each production family's, and the test module), assembled by ptxas (through its results cache), gzipped into
 /// `dest`, each named as `zkgpu::module::cubin_file_name` names it: `<stem>-<FNV-1a 64 of the PTX text, 16
 /// hex digits>.cubin` (the cache names its cubins the same way).
 fn assemble_cubins(built: &ptx::BuiltPtx, dest: &Path) -> Result<()> {
     std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
     let jobs: Vec<Job> = built
-        .files
+        .family_files
         .iter()
         .chain(&built.test_files)
         .filter(|(arch, path)| *arch == "sm_90" && std::fs::metadata(path).is_ok_and(|m| m.len() > 0))

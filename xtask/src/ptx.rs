@@ -54,8 +54,13 @@ pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[
 /// PTX freshly built from the sources, per arch: the production module (`files`, committed) and the test
 /// module (`test_files`; an empty file when build.rs did not build it).
 pub struct BuiltPtx {
+    /// The production module per arch, whole (what is committed and what ptxas checks).
     pub files: Vec<(&'static str, PathBuf)>,
+    /// The test module per arch (absent when build.rs did not build it).
     pub test_files: Vec<(&'static str, PathBuf)>,
+    /// The production module split by kernel family (`zkgpu_<arch>_<family>.ptx`): what the host embeds and
+    /// loads, one family at a time, hence what the bundle assembles cubins of.
+    pub family_files: Vec<(&'static str, PathBuf)>,
 }
 
 /// What ptxas reports for one kernel on one arch.
@@ -173,7 +178,23 @@ pub fn from_messages(messages: &[serde_json::Value]) -> Result<BuiltPtx> {
         }
     }
     let test_files = test_files.into_iter().filter(|(_, f)| f.exists()).collect();
-    Ok(BuiltPtx { files, test_files })
+    let listing = std::fs::read_dir(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let names: Vec<String> =
+        listing.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut family_files = Vec::new();
+    for arch in ARCHES {
+        let mut found: Vec<PathBuf> = names
+            .iter()
+            .filter(|name| name.starts_with(&format!("zkgpu_{arch}_")) && name.ends_with(".ptx"))
+            .map(|name| out_dir.join(name))
+            .collect();
+        if found.is_empty() {
+            return Err(format!("build.rs wrote no per-family modules for {arch} in {}", out_dir.display()));
+        }
+        found.sort();
+        family_files.extend(found.into_iter().map(|file| (arch, file)));
+    }
+    Ok(BuiltPtx { files, test_files, family_files })
 }
 
 /// `None` if equal, else a short reason (first differing line).

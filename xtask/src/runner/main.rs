@@ -192,12 +192,8 @@ fn open_gpu(ordinal: usize, fallback: &str) -> Option<Gpu> {
     match opened {
         Ok(gpu) => {
             let i = gpu.info();
-            let image = match i.module_image {
-                zkgpu::module::ModuleImage::Cubin => "loaded from its cubin",
-                zkgpu::module::ModuleImage::Ptx => "JIT-compiled",
-            };
             println!(
-                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver {}, PTX {} ({}, {image})",
+                "GPU {}: {} (sm_{}{}, {} SMs, {:.0} GiB), driver {}, PTX {} ({}; modules load on first use)",
                 i.ordinal,
                 i.name,
                 i.compute_capability.0,
