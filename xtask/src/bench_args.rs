@@ -47,8 +47,8 @@ pub struct BenchArgs {
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
-    /// Print the CUDA device found (exit status 1 if none) and exit. Opens the device and loads its kernels
-    /// (a JIT compile of minutes when the driver's cache is cold).
+    /// Print the CUDA device found (exit status 1 if none) and exit. Opens the device (loads no kernels: they
+    /// load on first use, or with --warm-up).
     #[arg(long)]
     pub probe: bool,
     /// Print the number of visible CUDA devices (0 without a driver) and exit; asks the driver only (loads no
@@ -62,12 +62,26 @@ pub struct BenchArgs {
     /// Run nothing: read an earlier results JSON, print its table and write `--plot` from it.
     #[arg(long, value_name = "JSON")]
     pub from: Option<PathBuf>,
+    /// Load every production kernel module on the device now, compiling what zkgpu's module cache
+    /// (`ZKGPU_CACHE_DIR`) lacks and storing it there; print each module and how it loaded, then exit. Run at
+    /// deployment so that no prover start compiles.
+    #[arg(long)]
+    pub warm_up: bool,
+    /// Internal: the child process of the `startup` op (one variant, size from --sizes).
+    #[arg(long, hide = true, value_name = "VARIANT")]
+    pub startup_child: Option<String>,
 }
 
 impl BenchArgs {
     /// A mode that prints something and exits without timing anything (no ptxas table wanted).
     pub fn is_query(&self) -> bool {
-        self.list || self.probe || self.gpu_count || self.kernels || self.from.is_some()
+        self.list
+            || self.probe
+            || self.gpu_count
+            || self.kernels
+            || self.from.is_some()
+            || self.warm_up
+            || self.startup_child.is_some()
     }
 }
 

@@ -35,6 +35,14 @@ fn run(args: Args) -> Result<ExitCode> {
     if args.probe {
         return Ok(probe(args.device));
     }
+    if let Some(variant) = &args.startup_child {
+        let log_n = parse_sizes(args.sizes.as_deref().unwrap_or("20"))?[0];
+        ops::startup::child(variant, log_n, args.device, args.seed.unwrap_or(1))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.warm_up {
+        return warm_up(args.device);
+    }
     if args.gpu_count {
         println!("{}", Gpu::count().unwrap_or(0));
         return Ok(ExitCode::SUCCESS);
@@ -211,6 +219,18 @@ fn open_gpu(ordinal: usize, fallback: &str) -> Option<Gpu> {
             None
         }
     }
+}
+
+/// `--warm-up`: every production module loaded (compiled into the module cache where it was not there).
+fn warm_up(ordinal: usize) -> Result<ExitCode> {
+    let Some(gpu) = open_gpu(ordinal, "Nothing to warm up.") else { return Ok(ExitCode::FAILURE) };
+    println!("module cache: {:?}", zkgpu::module_cache::ModuleCache::from_env());
+    let started = std::time::Instant::now();
+    for module in zkgpu::warm_up(&gpu)? {
+        println!("{:<28} {:>10.1} ms  {:?}", module.stem, module.load_ms, module.image);
+    }
+    println!("warm-up: {:.1} s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn probe(ordinal: usize) -> ExitCode {

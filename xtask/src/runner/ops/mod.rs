@@ -9,6 +9,7 @@ pub mod msm;
 pub mod mul;
 pub mod ntt;
 pub mod pipeline;
+pub mod startup;
 pub mod transfer;
 
 use crate::Result;
@@ -110,6 +111,7 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
         .chain(msm::all_ops())
         .chain(std::iter::once(Box::new(pipeline::PipelineOp) as Box<dyn BenchOp>))
         .chain(std::iter::once(Box::new(groth16::Groth16Op) as Box<dyn BenchOp>))
+        .chain(std::iter::once(Box::new(startup::StartupOp) as Box<dyn BenchOp>))
         .collect()
 }
 
