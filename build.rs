@@ -2,7 +2,7 @@
 //!
 //! Policy (`ZKGPU_PTX` environment variable):
 //! - `auto` (default): if the pinned nightly (see `rust-toolchain.toml`) is installed with `rust-src`, build
-//!   the PTX from source; otherwise use the PTX committed in `kernels/ptx/`. A prover on stable Rust with no
+//!   the PTX from source; otherwise use the PTX committed (gzip-compressed) in `kernels/ptx/`. A prover on stable Rust with no
 //!   CUDA toolkit therefore builds this crate with no extra setup.
 //! - `build`: always build from source; fail if the toolchain is missing.
 //! - `prebuilt`: always use the committed PTX.
@@ -13,7 +13,7 @@
 //! The PTX is produced with rustc's `nvptx64-nvidia-cuda` target: fat LTO + one codegen unit + `--emit=asm`
 //! gives one module holding every kernel; the target's own linker is not needed (`-C linker=/bin/true`).
 //! Two modules per architecture: `zkgpu_<arch>.ptx` (production kernels, embedded for every user; the only
-//! one committed) and `zkgpu_test_<arch>.ptx` (kernels feature `test-kernels`: single-operation kernels for
+//! one committed, as `kernels/ptx/zkgpu_<arch>.ptx.gz`) and `zkgpu_test_<arch>.ptx` (kernels feature `test-kernels`: single-operation kernels for
 //! the test suite, built only from source; empty when the PTX is the committed one).
 //!
 //! The nested cargo uses its own target directory (no lock contention with the outer build).
@@ -29,7 +29,7 @@ use std::process::Command;
 // The kernels crate is also a build dependency: its per-kernel register caps (`launch_bounds::MAX_REGISTERS`),
 // its typed kernel interface (checked against the production PTX) and where its sources and committed PTX
 // are (`SOURCE_DIR`: a sibling folder in this repository, another package when both come from a registry).
-use zkgpu_kernels::{interface, launch_bounds, modules};
+use zkgpu_kernels::{committed, interface, launch_bounds, modules};
 
 /// The `ptx` profile of the nested kernel build: fat LTO and one codegen unit, so the whole kernel crate (and
 /// core) becomes one module. Given on the command line, not in a manifest, so that it exists wherever the
@@ -44,8 +44,8 @@ const PTX_PROFILE: &[&str] = &[
 
 /// Must match `rust-toolchain.toml`.
 const KERNEL_TOOLCHAIN: &str = "nightly-2026-05-20";
-/// (file stem, -C target-cpu). The host picks the module by the device's compute capability.
-const ARCHES: &[&str] = &["sm_90", "sm_80"];
+/// The `-C target-cpu` of each build. The host picks the modules by the device's compute capability.
+const ARCHES: [&str; 2] = committed::ARCHES;
 
 fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -80,9 +80,9 @@ fn main() {
     };
     if !built {
         for arch in ARCHES {
-            let src = kernels.join("ptx").join(format!("zkgpu_{arch}.ptx"));
-            std::fs::copy(&src, out_dir.join(format!("zkgpu_{arch}.ptx")))
-                .unwrap_or_else(|e| panic!("committed PTX {} missing: {e}", src.display()));
+            let text = committed::read(arch).unwrap_or_else(|e| panic!("the committed PTX: {e}"));
+            std::fs::write(out_dir.join(format!("zkgpu_{arch}.ptx")), text)
+                .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
             // No test module without the kernel toolchain: test kernels then report MissingKernel.
             std::fs::write(out_dir.join(format!("zkgpu_test_{arch}.ptx")), "")
                 .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));

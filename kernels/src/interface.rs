@@ -374,9 +374,9 @@ mod tests {
     /// The committed modules match the table (build.rs checks whichever PTX a build uses).
     #[test]
     fn committed_ptx_matches() {
-        for arch in ["sm_90", "sm_80"] {
-            let path = format!("{}/ptx/zkgpu_{arch}.ptx", env!("CARGO_MANIFEST_DIR"));
-            let ptx = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for arch in crate::committed::ARCHES {
+            let path = crate::committed::path(arch).display().to_string();
+            let ptx = crate::committed::read(arch).unwrap_or_else(|e| panic!("{e}"));
             if let Err(problems) = check_ptx(&ptx, KERNELS) {
                 panic!("{path}:\n{}", problems.join("\n"));
             }

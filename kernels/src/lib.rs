@@ -92,6 +92,10 @@ pub mod interface;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod modules;
 
+/// The committed production PTX (`ptx/zkgpu_<arch>.ptx.gz`): what a build without the kernel toolchain embeds.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod committed;
+
 /// This crate's folder, whose `ptx/` holds the committed modules: how the host crate's build script finds the
 /// kernels' sources and PTX whether they sit beside it (this repository) or in a registry (a published crate).
 #[cfg(not(target_arch = "nvptx64"))]

@@ -404,9 +404,9 @@ mod tests {
     /// strict part of the whole, and the kernels of the typed interface are where their family says.
     #[test]
     fn committed_ptx_splits() {
-        for arch in ["sm_90", "sm_80"] {
-            let path = format!("{}/ptx/zkgpu_{arch}.ptx", env!("CARGO_MANIFEST_DIR"));
-            let ptx = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for arch in crate::committed::ARCHES {
+            let path = crate::committed::path(arch).display().to_string();
+            let ptx = crate::committed::read(arch).unwrap_or_else(|e| panic!("{e}"));
             let modules = split(&ptx).unwrap_or_else(|e| panic!("{path}: {e}"));
             let whole: Vec<&str> = crate::interface::ptx_entries(&ptx).into_iter().map(|(name, _)| name).collect();
             let mut seen = Vec::new();

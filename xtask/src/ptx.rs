@@ -3,7 +3,8 @@
 //!
 //! The PTX is built by the host crate's build.rs (ZKGPU_PTX=build): `cargo check -p zkgpu` runs it, and the
 //! files are taken from the build script's OUT_DIR, so there is exactly one recipe for the kernel build.
-//! There are two modules per arch: the production module `zkgpu_<arch>.ptx` (committed to kernels/ptx/) and
+//! There are two modules per arch: the production module `zkgpu_<arch>.ptx` (committed gzip-compressed, as
+//! kernels/ptx/zkgpu_<arch>.ptx.gz, about 1.4 MB instead of 30) and
 //! the test module `zkgpu_test_<arch>.ptx` (test-only kernels, never committed); ptxas checks both.
 //!
 //! ptxas comes from PyPI's `nvidia-cuda-nvcc` wheel (no CUDA toolkit needed), downloaded once into
@@ -14,7 +15,7 @@
 //! unchanged kernels reads them instead of running ptxas.
 //!
 //! Check policy (`--check`, run by `cargo xtask test` and CI):
-//! - the committed `kernels/ptx/zkgpu_<arch>.ptx` must equal a fresh build byte for byte (fix: `cargo xtask ptx`
+//! - the committed `kernels/ptx/zkgpu_<arch>.ptx.gz` must hold a fresh build's text byte for byte (fix: `cargo xtask ptx`
 //!   and commit kernels/ptx/);
 //! - ptxas must accept the module for every arch;
 //! - a *hot* kernel must not spill. Hot = every kernel except the test-only ones (`arith_*`, `device_api_*`,
@@ -88,15 +89,18 @@ pub fn run(check: bool) -> Result<Report> {
     let committed_dir = util::root().join("kernels/ptx");
     let mut problems = Vec::new();
     for (arch, path) in &built.files {
-        let committed = committed_dir.join(format!("zkgpu_{arch}.ptx"));
+        let committed = committed_dir.join(format!("zkgpu_{arch}.ptx.gz"));
+        let fresh = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let stale = compare(&fresh, &committed);
         if check {
-            if let Some(why) = compare(path, &committed)? {
+            if let Some(why) = stale {
                 problems.push(format!(
-                    "kernels/ptx/zkgpu_{arch}.ptx is stale ({why}): run `cargo xtask ptx` and commit kernels/ptx/"
+                    "kernels/ptx/zkgpu_{arch}.ptx.gz is stale ({why}): run `cargo xtask ptx` and commit kernels/ptx/"
                 ));
             }
-        } else {
-            util::copy(path, &committed)?;
+        } else if stale.is_some() {
+            // Rewritten only when the text changed: the same text always keeps the same committed bytes.
+            std::fs::write(&committed, gzip(fresh.as_bytes())?).map_err(|e| format!("{}: {e}", committed.display()))?;
             eprintln!("xtask: wrote {}", committed.display());
         }
     }
@@ -197,20 +201,38 @@ pub fn from_messages(messages: &[serde_json::Value]) -> Result<BuiltPtx> {
     Ok(BuiltPtx { files, test_files, family_files })
 }
 
-/// `None` if equal, else a short reason (first differing line).
-fn compare(fresh: &Path, committed: &Path) -> Result<Option<String>> {
-    let Ok(old) = std::fs::read_to_string(committed) else {
-        return Ok(Some("missing".into()));
+/// `None` if the committed gzip file holds exactly `fresh`, else a short reason (first differing line).
+fn compare(fresh: &str, committed: &Path) -> Option<String> {
+    let old = match gunzip(committed) {
+        Ok(old) => old,
+        Err(why) => return Some(why),
     };
-    let new = std::fs::read_to_string(fresh).map_err(|e| format!("{}: {e}", fresh.display()))?;
-    if old == new {
-        return Ok(None);
+    if old == fresh {
+        return None;
     }
-    let line = old.lines().zip(new.lines()).position(|(a, b)| a != b);
-    Ok(Some(match line {
+    let line = old.lines().zip(fresh.lines()).position(|(a, b)| a != b);
+    Some(match line {
         Some(i) => format!("first difference at line {}", i + 1),
-        None => format!("{} lines committed, {} built", old.lines().count(), new.lines().count()),
-    }))
+        None => format!("{} lines committed, {} built", old.lines().count(), fresh.lines().count()),
+    })
+}
+
+/// The text of a gzip file (a missing or unreadable one is described, for the staleness message).
+fn gunzip(path: &Path) -> std::result::Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file).read_to_string(&mut text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text)
+}
+
+/// `bytes` gzip-compressed at the best level (no file name or time in the header: the same text, the same
+/// bytes).
+fn gzip(bytes: &[u8]) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes).map_err(|e| e.to_string())?;
+    encoder.finish().map_err(|e| e.to_string())
 }
 
 /// The modules ptxas checks: the production module per arch, and the test module's if `with_test_module`
@@ -411,6 +433,25 @@ ptxas info    : Used 255 registers, used 1 barriers, 4096 bytes smem, 64 bytes c
         assert!(spill_problems(&spill("batch_add_g2_accumulate", 988, 644)).is_empty());
         assert_eq!(spill_problems(&spill("batch_add_g2_accumulate", 4096, 644)).len(), 1, "over the ceiling");
         assert_eq!(spill_problems(&spill("batch_add_g1_accumulate", 4, 4)).len(), 1, "G1 is not accepted");
+    }
+
+    /// The committed gzip file is fresh only when it holds exactly the built text; the same text compresses to
+    /// the same bytes (so an unchanged module never shows up in a diff).
+    #[test]
+    fn committed_gzip_is_compared_by_text() {
+        let dir = std::env::temp_dir().join(format!("zkgpu-xtask-gzip-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.ptx.gz");
+        let text = ".version 7.8\n.target sm_90\n.entry k()\n{\n}\n";
+        assert!(compare(text, &file).unwrap().contains("m.ptx.gz"), "a missing file is stale");
+        std::fs::write(&file, gzip(text.as_bytes()).unwrap()).unwrap();
+        assert_eq!(gzip(text.as_bytes()).unwrap(), gzip(text.as_bytes()).unwrap());
+        assert_eq!(compare(text, &file), None);
+        assert_eq!(compare(&text.replace("sm_90", "sm_80"), &file).as_deref(), Some("first difference at line 2"));
+        assert_eq!(compare(&format!("{text}// more\n"), &file).as_deref(), Some("5 lines committed, 6 built"));
+        std::fs::write(&file, text).unwrap();
+        assert!(compare(text, &file).is_some(), "an uncompressed file is not the committed form");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //!    The criterion benches then run once each in test mode (`cargo test --bench host`, same features);
 //! 3. `cargo xtask readme --check`: the README's headline table, benches/results/README.md and the plots are
 //!    what benches/results/*.json gives (the plots redrawn by the runner's plot test, which step 2 built);
-//! 4. stable consumer check, when a `stable` toolchain is installed: `cargo +stable build -p zkgpu` with
-//!    ZKGPU_PTX=prebuilt proves a prover on stable Rust builds the host crate from the committed PTX.
+//! 4. stable consumer check, when a `stable` toolchain is installed: `cargo +stable publish --dry-run` of
+//!    zkgpu-kernels and zkgpu with ZKGPU_PTX=prebuilt proves both crates package with everything their build
+//!    needs and that a prover on stable Rust builds the host crate from the packages' committed PTX.
 //!
 //! Every step runs even if an earlier one failed; the summary lists the failures. Each step prints a header
 //! and its verdict with its duration; the builds, ptxas runs and test runs inside it show a spinner (plain
@@ -100,7 +101,10 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     step("results tables and plots fresh (cargo xtask readme --check)", &mut || readme::run(true));
 
     if stable_step {
-        step("stable consumer build (committed PTX)", &mut stable_build);
+        step(
+            "stable consumer build from the packaged crates (cargo publish --dry-run, committed PTX)",
+            &mut stable_build,
+        );
     }
 
     let verdict = if failures.is_empty() {
@@ -139,12 +143,15 @@ fn lint() -> Result<()> {
     )
 }
 
-/// Build the host crate the way a stable-Rust prover would: stable toolchain, committed PTX, no nightly.
+/// Build the host crate the way a stable-Rust prover gets it from a registry: `cargo publish --dry-run` of both
+/// library crates on the stable toolchain packages them, then builds each from its package alone (the host
+/// crate against the packaged kernels crate) with the committed PTX, no nightly. `--allow-dirty`: a local run
+/// checks the working tree; CI's clone is clean anyway.
 fn stable_build() -> Result<()> {
     util::run_step(
-        "cargo +stable build -p zkgpu",
+        "cargo +stable publish --dry-run --workspace --exclude xtask",
         util::cargo_with_toolchain("stable")
-            .args(["build", "-p", "zkgpu"])
+            .args(["publish", "--dry-run", "--workspace", "--exclude", "xtask", "--allow-dirty"])
             .env("ZKGPU_PTX", "prebuilt")
             .env("CARGO_TARGET_DIR", util::target_dir().join("stable-consumer")),
         &mut |step, line| step.println(line),
