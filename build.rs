@@ -51,6 +51,8 @@ fn main() {
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let kernels = PathBuf::from(zkgpu_kernels::SOURCE_DIR);
     println!("cargo:rerun-if-env-changed=ZKGPU_PTX");
+    println!("cargo:rerun-if-env-changed=ZKGPU_SASS");
+    println!("cargo:rerun-if-env-changed=ZKGPU_PTXAS");
     for watched in ["src", "Cargo.toml", "ptx"] {
         println!("cargo:rerun-if-changed={}", kernels.join(watched).display());
     }
@@ -92,14 +94,16 @@ fn main() {
     // What the host embeds, per architecture: the production module split by kernel family (each loaded on
     // first use), and the test module whole.
     let mut embedded = Vec::new();
+    let mut family_modules = Vec::new();
     for arch in ARCHES {
         let whole = out_dir.join(format!("zkgpu_{arch}.ptx"));
         let text = std::fs::read_to_string(&whole).unwrap_or_else(|e| panic!("{}: {e}", whole.display()));
         let families = modules::split(&text).unwrap_or_else(|e| panic!("splitting {} by family: {e}", whole.display()));
         for (family, text) in families {
             let name = format!("zkgpu_{arch}_{}", family.stem());
-            std::fs::write(out_dir.join(format!("{name}.ptx")), &text)
-                .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
+            let path = out_dir.join(format!("{name}.ptx"));
+            std::fs::write(&path, &text).unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
+            family_modules.push((name.clone(), arch, path));
             embedded.push((name, text.into_bytes()));
         }
         let test = out_dir.join(format!("zkgpu_test_{arch}.ptx"));
@@ -118,7 +122,90 @@ fn main() {
         std::fs::write(out_dir.join(format!("{name}.ptx.deflate")), deflated)
             .unwrap_or_else(|e| panic!("writing the compressed PTX: {e}"));
     }
+    embed_sass(&out_dir, &family_modules);
     println!("cargo:rustc-env=ZKGPU_PTX_SOURCE={}", if built { "built" } else { "committed" });
+}
+
+/// Writes `prebuilt_sass.rs` into OUT_DIR: the table of SASS embedded for the architectures `ZKGPU_SASS` names
+/// (e.g. `sm_80,sm_86,sm_89,sm_90`; unset or empty: none), each family module assembled by ptxas
+/// (`ZKGPU_PTXAS`, else `ptxas` on PATH; `cargo xtask` fetches one into `.cache/ptxas/`). A device whose
+/// compute capability is listed loads these and never JIT-compiles. Assembling all families takes minutes
+/// per architecture, so results are kept in the shared kernel-build folder by (PTX text, target, ptxas
+/// version) and reused.
+fn embed_sass(out_dir: &Path, family_modules: &[(String, &str, PathBuf)]) {
+    let spec = env::var("ZKGPU_SASS").unwrap_or_default();
+    let targets = modules::sass_targets(&spec).unwrap_or_else(|e| panic!("{e}"));
+    let mut table = String::from("&[\n");
+    if !targets.is_empty() {
+        let ptxas = env::var_os("ZKGPU_PTXAS").map_or_else(|| PathBuf::from("ptxas"), PathBuf::from);
+        let version = Command::new(&ptxas)
+            .arg("--version")
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").to_string())
+            .unwrap_or_else(|| {
+                panic!("ZKGPU_SASS={spec} needs ptxas: {} does not run (set ZKGPU_PTXAS)", ptxas.display())
+            });
+        let cache = out_dir.ancestors().nth(4).unwrap_or(out_dir).join("zkgpu-ptx").join("sass");
+        std::fs::create_dir_all(&cache).unwrap_or_else(|e| panic!("{}: {e}", cache.display()));
+        let mut jobs = Vec::new();
+        for target in targets {
+            let (major, minor) = target.compute_capability;
+            for (stem, _, ptx) in family_modules.iter().filter(|(_, arch, _)| *arch == target.ptx_arch) {
+                let text = std::fs::read(ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
+                let key = fnv1a(&[text.as_slice(), format!("sm_{major}{minor} {version}").as_bytes()].concat());
+                let cubin = cache.join(format!("{stem}-sm_{major}{minor}-{key:016x}.cubin"));
+                jobs.push((stem.clone(), (major, minor), ptx.clone(), cubin));
+            }
+        }
+        assemble(&ptxas, &jobs);
+        for (stem, (major, minor), _, cubin) in &jobs {
+            let image = std::fs::read(cubin).unwrap_or_else(|e| panic!("{}: {e}", cubin.display()));
+            let deflated = out_dir.join(format!("{stem}.sm_{major}{minor}.cubin.deflate"));
+            std::fs::write(&deflated, miniz_oxide::deflate::compress_to_vec(&image, 9))
+                .unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
+            table.push_str(&format!(
+                "    PrebuiltSass {{ stem: {stem:?}, compute_capability: ({major}, {minor}), deflated: include_bytes!({:?}) }},\n",
+                deflated.display().to_string()
+            ));
+        }
+    }
+    table.push_str("]\n");
+    std::fs::write(out_dir.join("prebuilt_sass.rs"), table).unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
+}
+
+/// Runs ptxas for every job whose cubin is not cached yet, as many at a time as the machine has cores. A cubin
+/// is written under a temporary name and renamed, so an interrupted build leaves no partial cache entry.
+fn assemble(ptxas: &Path, jobs: &[(String, (u32, u32), PathBuf, PathBuf)]) {
+    let parallel = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut pending: Vec<_> = jobs.iter().filter(|(.., cubin)| !cubin.exists()).collect();
+    let mut running: Vec<(std::process::Child, &PathBuf, PathBuf)> = Vec::new();
+    while !pending.is_empty() || !running.is_empty() {
+        while running.len() < parallel {
+            let Some((stem, (major, minor), ptx, cubin)) = pending.pop() else { break };
+            let tmp = cubin.with_extension(format!("tmp{}", std::process::id()));
+            let child = Command::new(ptxas)
+                .arg(format!("-arch=sm_{major}{minor}"))
+                .arg(ptx)
+                .arg("-o")
+                .arg(&tmp)
+                .spawn()
+                .unwrap_or_else(|e| panic!("running ptxas for {stem}: {e}"));
+            running.push((child, cubin, tmp));
+        }
+        let (mut child, cubin, tmp) = running.remove(0);
+        let status = child.wait().unwrap_or_else(|e| panic!("waiting for ptxas: {e}"));
+        if !status.success() {
+            panic!("ptxas failed ({status}) assembling {}", cubin.display());
+        }
+        std::fs::rename(&tmp, cubin).unwrap_or_else(|e| panic!("{}: {e}", cubin.display()));
+    }
+}
+
+/// FNV-1a 64 (the cache key of an assembled cubin; the host's `module::ptx_fingerprint` is the same function).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// `text` deflated at level 9, from `cache` when it holds the compression of exactly this text. An entry is

@@ -125,6 +125,20 @@ fn embedded_ptx_holds_the_kernels_and_says_where_it_came_from() {
     }
 }
 
+/// SASS embedded by a `ZKGPU_SASS` build: each entry belongs to a module the host picks for its compute
+/// capability and decompresses to an ELF image (cubin). A build without `ZKGPU_SASS` embeds none.
+#[test]
+fn embedded_sass_matches_its_modules() {
+    println!("{} embedded SASS images", zkgpu::module::PREBUILT_SASS.len());
+    for sass in zkgpu::module::PREBUILT_SASS {
+        let (major, minor) = sass.compute_capability;
+        let arch = select_ptx(major, minor).unwrap_or_else(|e| panic!("{}: {e}", sass.stem));
+        assert!(arch.families.iter().any(|m| m.stem == sass.stem), "{} is not a module of {}", sass.stem, arch.arch);
+        let image = sass.image().unwrap();
+        assert!(image.starts_with(b"\x7fELF"), "{} for {major}.{minor} is not an ELF image", sass.stem);
+    }
+}
+
 /// Each register cap of `zkgpu_kernels::launch_bounds` is in its family's embedded module, right after its
 /// kernel's parameter list, and only there (build.rs writes them; rustc has no launch bounds).
 #[test]

@@ -3,8 +3,8 @@
 //! process without compiling, and two processes filling an empty cache at once both succeed.
 //!
 //! The cache tests run this test binary again as child processes (`module_load_child`), each with its own
-//! environment: the cache folder, `CUDA_CACHE_DISABLE=1` (so the driver's cache does not stand in for ours)
-//! and no `ZKGPU_CUBIN_DIR` (whose prebuilt cubins would be loaded before the cache is asked).
+//! environment: the cache folder, `CUDA_CACHE_DISABLE=1` (so the driver's cache does not stand in for ours),
+//! no `ZKGPU_CUBIN_DIR` and `ZKGPU_EMBEDDED_SASS=off` (prebuilt SASS would be loaded before the cache is asked).
 mod common;
 
 use std::path::Path;
@@ -69,6 +69,7 @@ fn child(dir: &Path) -> Command {
     cmd.args(["module_load_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CACHE_DIR_ENV, dir)
         .env("CUDA_CACHE_DISABLE", "1")
+        .env(zkgpu::module::EMBEDDED_SASS_ENV, "off")
         .env_remove(zkgpu::module::CUBIN_DIR_ENV);
     cmd
 }
@@ -82,6 +83,7 @@ fn image_of(output: &Output) -> ModuleImage {
         Some("Ptx") => ModuleImage::Ptx,
         Some("Cached") => ModuleImage::Cached,
         Some("Cubin") => ModuleImage::Cubin,
+        Some("Embedded") => ModuleImage::Embedded,
         other => panic!("unknown image {other:?}"),
     }
 }

@@ -8,9 +8,10 @@
 //! any later GPU, and sm_90 PTX for sm_90 and later.
 //!
 //! [`load`] tries, in order: a prebuilt cubin from `$ZKGPU_CUBIN_DIR` (`cargo xtask bundle` ships the sm_90
-//! ones; named by a fingerprint of the PTX text, so a stale cubin is never loaded), then zkgpu's cache of
-//! compiled modules ([`module_cache`](crate::module_cache)), then the driver's JIT, whose output is stored in
-//! that cache for the next process.
+//! ones; named by a fingerprint of the PTX text, so a stale cubin is never loaded), the SASS embedded for the
+//! device's exact compute capability ([`PREBUILT_SASS`]: a build with `ZKGPU_SASS=sm_80,sm_86,...` and
+//! ptxas), zkgpu's cache of compiled modules ([`module_cache`](crate::module_cache)), then the driver's JIT,
+//! whose output is stored in that cache for the next process.
 
 use std::ffi::{CString, c_void};
 use std::path::Path;
@@ -116,6 +117,34 @@ impl PtxModule {
     }
 }
 
+/// SASS assembled by ptxas at build time for one module and one exact compute capability (see build.rs,
+/// `ZKGPU_SASS`). Deflate-compressed like the PTX.
+#[derive(Debug)]
+pub struct PrebuiltSass {
+    /// The module it was assembled from, e.g. "zkgpu_sm_80_ntt" (for an sm_86 device).
+    pub stem: &'static str,
+    /// The device architecture it runs on, exactly.
+    pub compute_capability: (u32, u32),
+    deflated: &'static [u8],
+}
+
+impl PrebuiltSass {
+    /// The cubin image.
+    pub fn image(&self) -> Result<Vec<u8>> {
+        miniz_oxide::inflate::decompress_to_vec(self.deflated).map_err(|e| Error::ModuleLoad {
+            arch: "prebuilt SASS",
+            source: DriverError(sys::CUresult::CUDA_ERROR_INVALID_IMAGE),
+            log: format!("\nthe embedded SASS of {} does not decompress: {e:?}", self.stem),
+        })
+    }
+}
+
+/// The SASS this build embeds (empty unless it was built with `ZKGPU_SASS`).
+pub static PREBUILT_SASS: &[PrebuiltSass] = include!(concat!(env!("OUT_DIR"), "/prebuilt_sass.rs"));
+
+/// Environment variable: `off` makes [`load`] ignore [`PREBUILT_SASS`] (to measure or rule out the JIT path).
+pub const EMBEDDED_SASS_ENV: &str = "ZKGPU_EMBEDDED_SASS";
+
 /// Chooses the embedded modules for a compute capability: >= 9.0 -> sm_90, 8.x -> sm_80, anything older is
 /// unsupported (the kernels use instructions and limits of sm_80+).
 pub fn select_ptx(major: u32, minor: u32) -> Result<&'static ArchModules> {
@@ -147,6 +176,8 @@ pub enum ModuleImage {
     Ptx,
     /// SASS from zkgpu's module cache, compiled from exactly the embedded PTX by an earlier load.
     Cached,
+    /// SASS embedded at build time for this compute capability ([`PREBUILT_SASS`]).
+    Embedded,
     /// A cubin from the folder in [`CUBIN_DIR_ENV`], assembled from exactly the embedded PTX.
     Cubin,
 }
@@ -186,6 +217,14 @@ pub fn load(
                 Err(e) => tracing::warn!(path = %path.display(), %e, "cubin did not load; using the PTX"),
             },
             Err(e) => tracing::debug!(path = %path.display(), %e, "no cubin for this PTX; using the PTX"),
+        }
+    }
+    let embedded =
+        PREBUILT_SASS.iter().find(|s| s.stem == module.stem && s.compute_capability == device.compute_capability);
+    if let Some(sass) = embedded.filter(|_| std::env::var_os(EMBEDDED_SASS_ENV).is_none_or(|v| v != "off")) {
+        match ctx.load_module(Ptx::from_binary(sass.image()?)) {
+            Ok(loaded) => return Ok((loaded, ModuleImage::Embedded)),
+            Err(e) => tracing::warn!(%e, "the embedded SASS did not load; using the PTX"),
         }
     }
     let key = CacheKey::new(module.stem, &ptx, device.compute_capability, device.driver_version);

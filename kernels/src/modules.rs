@@ -88,6 +88,38 @@ impl Family {
     }
 }
 
+/// A device architecture to embed SASS for, and the PTX it is assembled from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SassTarget {
+    /// (major, minor): the SASS runs on exactly this architecture.
+    pub compute_capability: (u32, u32),
+    /// `sm_90` for 9.0 and later, `sm_80` for 8.x: the modules the host picks for such a device.
+    pub ptx_arch: &'static str,
+}
+
+/// The SASS targets named by `ZKGPU_SASS` (build.rs), e.g. `sm_80,sm_86,sm_89,sm_90`. Empty: none. Duplicates
+/// are dropped.
+pub fn sass_targets(spec: &str) -> Result<Vec<SassTarget>, String> {
+    let mut targets = Vec::new();
+    for name in spec.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+        let digits = name.strip_prefix("sm_").filter(|d| (2..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()));
+        let Some(digits) = digits else {
+            return Err(format!("ZKGPU_SASS: {name:?} is not an architecture like sm_90"));
+        };
+        let (major, minor) = digits.split_at(digits.len() - 1);
+        let cc: (u32, u32) = (major.parse().map_err(|_| format!("ZKGPU_SASS: {name:?}"))?, minor.parse().map_err(|_| format!("ZKGPU_SASS: {name:?}"))?);
+        let ptx_arch = match cc.0 {
+            9.. => "sm_90",
+            8 => "sm_80",
+            _ => return Err(format!("ZKGPU_SASS: {name}: the kernels need sm_80 or later")),
+        };
+        if !targets.iter().any(|t: &SassTarget| t.compute_capability == cc) {
+            targets.push(SassTarget { compute_capability: cc, ptx_arch });
+        }
+    }
+    Ok(targets)
+}
+
 impl Kernel {
     /// The family (module) this kernel is loaded with.
     pub fn family(&self) -> Option<Family> {
@@ -199,10 +231,11 @@ fn parse(ptx: &str) -> Result<(&str, Vec<Item<'_>>), String> {
                 _ => {}
             }
         }
-        if depth == 0 && (code.ends_with(';') || code.ends_with('}')) {
-            if let Some(from) = start.take() {
-                items.push(item(&body[from..offset]));
-            }
+        if depth == 0
+            && (code.ends_with(';') || code.ends_with('}'))
+            && let Some(from) = start.take()
+        {
+            items.push(item(&body[from..offset]));
         }
     }
     if depth != 0 {
@@ -336,6 +369,25 @@ mod tests {
 
     fn module(modules: &[(Family, String)], family: Family) -> &str {
         &modules.iter().find(|(f, _)| *f == family).expect("every family has a module").1
+    }
+
+    #[test]
+    fn sass_targets_parse() {
+        assert_eq!(sass_targets(""), Ok(vec![]));
+        let target = |major, minor, ptx_arch| SassTarget { compute_capability: (major, minor), ptx_arch };
+        assert_eq!(
+            sass_targets("sm_80, sm_86,sm_89,sm_90,sm_90,sm_100"),
+            Ok(vec![
+                target(8, 0, "sm_80"),
+                target(8, 6, "sm_80"),
+                target(8, 9, "sm_80"),
+                target(9, 0, "sm_90"),
+                target(10, 0, "sm_90")
+            ])
+        );
+        for bad in ["sm_75", "90", "sm_9", "sm_9a", "compute_90", "sm_1000"] {
+            assert!(sass_targets(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //!
 //! Variants: `cold_first_{ntt,msm_g1,batch_add,msm_g2}` (an empty zkgpu module cache: the first op of each
 //! family compiles its modules), `cold_warm_up` (`zkgpu::warm_up`, every production module, from an empty
-//! cache) and `warm_first_op` (an NTT with the cache filled by an untimed warm-up first).
+//! cache) and `warm_first_op` (an NTT with the cache filled by an untimed warm-up first). All of these ignore
+//! SASS embedded at build time (`ZKGPU_EMBEDDED_SASS=off`): they time the JIT and the module cache, what a
+//! build without ptxas gets. `embedded_first_msm_g1` and `embedded_warm_up` time the same from an empty cache
+//! with the embedded SASS in use (a runner built with `ZKGPU_SASS` naming the device's architecture).
 use super::batch_add::BenchCurve;
 use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
@@ -30,6 +33,8 @@ const VARIANTS: &[&str] = &[
     "cold_first_msm_g2",
     "cold_warm_up",
     "warm_first_op",
+    "embedded_first_msm_g1",
+    "embedded_warm_up",
 ];
 
 /// The line a child prints: `zkgpu-startup <result epoch µs> <inputs ms>`.
@@ -60,6 +65,15 @@ impl BenchOp for StartupOp {
         let gpu = gpu.ok_or("startup is timed on a GPU only")?;
         if !VARIANTS.contains(&variant) {
             return Err(format!("startup: no variant {variant:?}").into());
+        }
+        let cc = gpu.info().compute_capability;
+        if variant.starts_with("embedded_") && !zkgpu::module::PREBUILT_SASS.iter().any(|s| s.compute_capability == cc)
+        {
+            return Err(format!(
+                "startup {variant}: this runner embeds no SASS for sm_{}{} (build it with ZKGPU_SASS=sm_{}{})",
+                cc.0, cc.1, cc.0, cc.1
+            )
+            .into());
         }
         let scratch = std::env::temp_dir().join(format!("zkgpu-startup-{}-{variant}", std::process::id()));
         let case = StartupCase {
@@ -102,13 +116,19 @@ impl StartupCase {
     /// less its input preparation.
     fn spawn(&self, variant: &str, cache: &Path) -> Result<f64> {
         let exe = std::env::current_exe()?;
-        let child_variant = if variant == "warm_first_op" { "cold_first_ntt" } else { variant };
+        let (child_variant, embedded) = match variant {
+            "warm_first_op" => ("cold_first_ntt", "off"),
+            "embedded_first_msm_g1" => ("cold_first_msm_g1", "on"),
+            "embedded_warm_up" => ("cold_warm_up", "on"),
+            other => (other, "off"),
+        };
         let spawned_us = epoch_us();
         let out = Command::new(exe)
             .args(["--startup-child", child_variant, "--sizes", &self.log_n.to_string()])
             .args(["--device", &self.device.to_string(), "--seed", &self.seed.to_string()])
             .env(CACHE_DIR_ENV, cache)
             .env("CUDA_CACHE_DISABLE", "1")
+            .env(zkgpu::module::EMBEDDED_SASS_ENV, embedded)
             .env_remove(zkgpu::module::CUBIN_DIR_ENV)
             .output()?;
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -151,6 +171,7 @@ impl Case for StartupCase {
         let mut extra = serde_json::Map::new();
         extra.insert("cuda_cache_disabled".into(), true.into());
         extra.insert("module_cache".into(), (if self.variant == "warm_first_op" { "filled" } else { "empty" }).into());
+        extra.insert("embedded_sass".into(), self.variant.starts_with("embedded_").into());
         extra
     }
 }
