@@ -10,7 +10,7 @@ use zkgpu_kernels::interface::Kernel;
 use crate::error::{Error, Result};
 use crate::module::{DeviceKey, DeviceModules, Family, LoadedModule};
 use crate::module_cache::ModuleCache;
-use crate::{module, raw};
+use crate::{health, module, raw};
 
 /// What a [`Gpu`] is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +67,8 @@ impl Gpu {
         if ordinal >= count {
             return Err(Error::DeviceIndex { ordinal, count });
         }
+        // A device lost to a fault would come back as the same broken primary context.
+        health::check(ordinal)?;
         let ctx = CudaContext::new(ordinal)?;
         let (major, minor) = ctx.compute_capability()?;
         let compute_capability = (non_negative(major)?, non_negative(minor)?);
@@ -137,6 +139,8 @@ impl Gpu {
         if name.is_empty() || name.as_bytes().contains(&0) {
             return Err(Error::MissingKernel(name.to_string()));
         }
+        // Every launch gets its kernel here: after a fault, nothing more is queued on a lost GPU.
+        health::check(self.info.ordinal)?;
         let module = match Family::of(name) {
             Some(family) => self.modules.family(family)?,
             None => match self.modules.test()? {
@@ -148,7 +152,7 @@ impl Gpu {
         match module.load_function(name) {
             Ok(f) => Ok(f),
             Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => Err(Error::MissingKernel(name.to_string())),
-            Err(e) => Err(Error::Cuda(e)),
+            Err(e) => Err(Error::from(e)),
         }
     }
 
@@ -181,7 +185,17 @@ impl Gpu {
 
     /// Waits for all work on both streams.
     pub fn synchronize(&self) -> Result<()> {
+        health::check(self.info.ordinal)?;
         self.ctx.synchronize()?;
+        Ok(())
+    }
+
+    /// `Err(ContextLost)` once this GPU is lost to a fault (see [`crate::health`]), including a fault that an
+    /// asynchronous operation reported to cudarc but no call has returned yet; `Ok` otherwise. Does not wait
+    /// for the GPU.
+    pub fn health(&self) -> Result<()> {
+        health::check(self.info.ordinal)?;
+        self.ctx.check_err()?;
         Ok(())
     }
 

@@ -211,7 +211,41 @@ pub enum Error {
     #[error("invalid proving key: {0}")]
     InvalidKey(String),
 
+    /// The GPU's context is unusable after a fault (an illegal address, a trapped kernel, ...): every later
+    /// call on that GPU in this process fails with this error (see [`crate::health`]). Restart the process.
+    #[error(
+        "GPU {} is lost to a fault ({cause}): every call on it fails until the process restarts",
+        ordinal.map_or_else(|| "?".to_string(), |o| o.to_string())
+    )]
+    ContextLost {
+        /// The device, when the driver could say which.
+        ordinal: Option<usize>,
+        /// The sticky driver error that lost it.
+        cause: DriverError,
+    },
+
     /// Any other error the CUDA driver returned.
     #[error("CUDA driver error: {0}")]
-    Cuda(#[from] DriverError),
+    Cuda(DriverError),
+}
+
+impl Error {
+    /// True when the GPU this error came from cannot be used again by this process ([`Error::ContextLost`]):
+    /// what a long-running prover checks to decide to stop using that GPU and restart. Every other error
+    /// leaves the GPU usable (an out-of-memory, a bad input, a failed job).
+    pub fn is_fatal(&self) -> bool {
+        matches!(self, Error::ContextLost { .. })
+    }
+}
+
+/// A driver error becomes [`Error::Cuda`], except a sticky one, which loses the device of the current context
+/// ([`crate::health`]) and becomes [`Error::ContextLost`].
+impl From<DriverError> for Error {
+    fn from(error: DriverError) -> Error {
+        if crate::health::is_sticky(&error) {
+            crate::health::record(crate::health::current_device(), error)
+        } else {
+            Error::Cuda(error)
+        }
+    }
 }

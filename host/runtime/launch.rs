@@ -75,6 +75,11 @@ impl Gpu {
 
 /// Names the kernel in a launch's error ([`Error::Launch`]); with `CUDA_LAUNCH_BLOCKING=1` that is also the
 /// kernel that faulted.
+/// A sticky error (the launch found the context already broken, or a blocking launch faulted) is
+/// [`Error::ContextLost`] instead.
 pub(crate) fn launched<T>(kernel: &str, result: std::result::Result<T, DriverError>) -> Result<T> {
-    result.map_err(|source| Error::Launch { kernel: kernel.to_string(), source })
+    result.map_err(|source| match Error::from(source) {
+        lost @ Error::ContextLost { .. } => lost,
+        _ => Error::Launch { kernel: kernel.to_string(), source },
+    })
 }

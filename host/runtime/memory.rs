@@ -161,7 +161,7 @@ impl<T: DeviceSafe> DeviceBuffer<T> {
         match unsafe { stream.alloc::<u8>(requested) } {
             Ok(bytes) => Ok(DeviceBuffer { bytes, len, _type: PhantomData }),
             Err(DriverError(sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY)) => Err(gpu.out_of_memory(requested)),
-            Err(e) => Err(Error::Cuda(e)),
+            Err(e) => Err(Error::from(e)),
         }
     }
 }

@@ -37,7 +37,7 @@ pub fn ensure_driver() -> Result<()> {
         Ok(()) => Ok(()),
         // cuInit reports "no device" as an error; callers want a count of zero or NoDevice.
         Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => Err(Error::NoDevice),
-        Err(e) => Err(Error::Cuda(e)),
+        Err(e) => Err(Error::from(e)),
     }
 }
 
@@ -82,7 +82,7 @@ pub fn device_count() -> Result<usize> {
     match CudaContext::device_count() {
         Ok(n) => Ok(usize::try_from(n).unwrap_or(0)),
         Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => Ok(0),
-        Err(e) => Err(Error::Cuda(e)),
+        Err(e) => Err(Error::from(e)),
     }
 }
 

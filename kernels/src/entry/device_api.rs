@@ -254,3 +254,15 @@ pub unsafe extern "ptx-kernel" fn device_api_shared_arena(a: *const u32, out: *m
         unsafe { *out.add(i) = if ok { sum } else { FAILED } };
     }
 }
+
+/// Traps at once: how the fault tests put a context into the sticky error state a faulting kernel leaves
+/// (every later call in that context fails), to check that the host reports it as `Error::ContextLost`.
+///
+/// # Safety
+/// Touches no memory; any launch shape. It does fault, by design: launch it only in a process that can be
+/// discarded (the tests run it in a child process).
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn device_api_trap() {
+    // SAFETY: trap ends the kernel with a fault; nothing is read or written.
+    unsafe { core::arch::nvptx::trap() }
+}
