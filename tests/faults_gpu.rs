@@ -95,3 +95,54 @@ fn out_of_memory_is_not_fatal() {
     }
     assert!(gpu.health().is_ok());
 }
+
+/// A buffer of GPU 1 passed to every GPU-0 API that takes a caller's buffer: each returns `WrongDevice`
+/// naming both GPUs before anything is queued, and GPU 0 keeps working. Needs two GPUs (the test runners
+/// skip `two_gpus_*` on one-GPU hosts and say so).
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn two_gpus_wrong_device_buffers_are_refused() {
+    use zkgpu::batch_add::{self, G1, Method};
+    use zkgpu::msm::{Msm, MsmBases, MsmPlan, Scalars};
+    let count = Gpu::count().unwrap_or(0);
+    assert!(count >= 2, "two_gpus_wrong_device_buffers_are_refused needs 2 GPUs, {count} visible");
+    let (gpu0, gpu1) = (Gpu::new(0).unwrap(), Gpu::new(1).unwrap());
+    let n = 1024;
+    let scalars: Vec<blstrs::Scalar> = (1..=n as u64).map(blstrs::Scalar::from).collect();
+    let points = vec![blstrs::G1Affine::generator(); n];
+    let mut foreign_scalars = gpu1.upload(&scalars).unwrap();
+    let foreign_points = gpu1.upload(&points).unwrap();
+    let foreign_bitmap = gpu1.upload(&vec![u32::MAX; n / 32]).unwrap();
+    let local_points = gpu0.upload(&points).unwrap();
+
+    fn wrong<T>(what: &str, result: zkgpu::Result<T>) {
+        match result {
+            Err(Error::WrongDevice { buffer_device: 1, gpu: 0, what: named }) => println!("{what}: refused ({named})"),
+            Err(other) => panic!("{what} with a GPU-1 buffer on GPU 0 gave {other:?}"),
+            Ok(_) => panic!("{what} with a GPU-1 buffer on GPU 0 succeeded"),
+        }
+    }
+    wrong("download", gpu0.download(&foreign_scalars));
+    wrong("upload_into", gpu0.upload_into(&scalars, &mut foreign_scalars));
+    let ntt = Ntt::new(&gpu0).unwrap();
+    wrong("Ntt::run", ntt.run(&mut foreign_scalars, n, zkgpu::NttConfig::forward()));
+    wrong("batch_add", batch_add::batch_add::<G1>(&gpu0, &foreign_points, None, Method::Xyzz));
+    wrong("batch_add bitmap", batch_add::batch_add::<G1>(&gpu0, &local_points, Some(&foreign_bitmap), Method::Affine));
+    wrong("split_scalars", batch_add::split_scalars(&gpu0, &foreign_scalars));
+    let plan = MsmPlan::new(n, &Default::default(), false).unwrap();
+    let mut msm = Msm::<zkgpu::curve::G1>::new(&gpu0, plan).unwrap();
+    let local_bases = MsmBases::<zkgpu::curve::G1>::upload(&gpu0, &points).unwrap();
+    wrong("Msm::run scalars", msm.run(zkgpu::msm::Bases::Device(&local_bases), Scalars::Device(&foreign_scalars)));
+    let foreign_bases = MsmBases::<zkgpu::curve::G1>::from_buffer(gpu1.upload(&points).unwrap()).unwrap();
+    wrong("Msm::run bases", msm.run(zkgpu::msm::Bases::Device(&foreign_bases), Scalars::Host(&scalars)));
+    wrong(
+        "PartitionSrs::new",
+        zkgpu::PartitionSrs::new(&gpu0, gpu1.upload(&vec![blstrs::G1Affine::generator(); 16]).unwrap()),
+    );
+    // GPU 0 is unharmed: the same MSM with its own buffers is right.
+    let local_scalars = gpu0.upload(&scalars).unwrap();
+    let sum = msm.run(zkgpu::msm::Bases::Device(&local_bases), Scalars::Device(&local_scalars)).unwrap();
+    let expected = <blstrs::G1Projective as group::Group>::generator() * blstrs::Scalar::from((n * (n + 1) / 2) as u64);
+    assert_eq!(sum, expected);
+    assert!(gpu0.health().is_ok() && gpu1.health().is_ok());
+}

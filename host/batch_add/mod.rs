@@ -237,6 +237,12 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         tables: &[&DeviceBuffer<C::Affine>],
         bitmap: Option<&DeviceBuffer<u32>>,
     ) -> Result<()> {
+        for table in tables {
+            self.gpu.owns("batch_add points", table)?;
+        }
+        if let Some(b) = bitmap {
+            self.gpu.owns("batch_add bitmap", b)?;
+        }
         let total = self.host_offsets[self.host_offsets.len() - 1];
         if let Some(short) = tables.iter().find(|t| t.len() < total) {
             return Err(Error::LengthMismatch { what: "batch_add points", expected: total, actual: short.len() });
@@ -640,7 +646,10 @@ pub fn batch_add_sets<C: Curve>(
     bitmap: Option<&DeviceBuffer<u32>>,
     method: Method,
 ) -> Result<Vec<C::Projective>> {
+    // Before the adder allocates anything.
+    gpu.owns("batch_add points", points)?;
     if let Some(b) = bitmap {
+        gpu.owns("batch_add bitmap", b)?;
         check_bitmap(b.len(), points.len())?;
     }
     let mut adder = BatchAdder::<C>::new(gpu, points.len(), set_offsets, method)?;
@@ -678,6 +687,7 @@ pub struct ScalarSplit {
 /// Classifies `scalars` (0: skipped, 1: batch addition, others: MSM) and lists the MSM indices in order
 /// (the compaction of the `others` bitmap that the affine batch addition uses).
 pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Result<ScalarSplit> {
+    gpu.owns("split_scalars scalars", scalars)?;
     let n = scalars.len();
     let n32 = u32::try_from(n).map_err(|_| Error::SizeOverflow(format!("{n} scalars do not fit u32")))?;
     let words = n.div_ceil(32);
@@ -709,6 +719,10 @@ pub fn affine_level<C: Curve>(
     indices: Option<&DeviceBuffer<u32>>,
     run: usize,
 ) -> Result<DeviceBuffer<C::Affine>> {
+    gpu.owns("affine_level input", input)?;
+    if let Some(indices) = indices {
+        gpu.owns("affine_level indices", indices)?;
+    }
     let n = indices.map_or(input.len(), DeviceBuffer::len);
     if n > MAX_POINTS || input.len() > MAX_POINTS {
         return Err(Error::InvalidSets(format!("{n} points, at most {MAX_POINTS} per call")));

@@ -35,6 +35,7 @@ impl<C: Curve> MsmBases<C> {
 
     /// [`MsmBases::precompute`] for bases already on the device (copied into the table's first row).
     pub fn precompute_from_buffer(gpu: &Gpu, bases: &DeviceBuffer<C::Affine>, plan: &MsmPlan) -> Result<Self> {
+        gpu.owns("MsmBases::precompute_from_buffer bases", bases)?;
         let (n, copies) = (bases.len(), plan.copies.max(1));
         check_table(n, copies)?;
         let span = tracing::info_span!("zkgpu.msm.precompute", curve = C::NAME, n, copies);

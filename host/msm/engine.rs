@@ -348,6 +348,17 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// The checks [`Msm::enqueue`] makes before queueing anything.
     pub(super) fn check_inputs(&self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
+        if let Bases::Device(b) = bases {
+            self.gpu.owns("msm bases", &b.table)?;
+        }
+        match scalars {
+            Scalars::Device(s) => self.gpu.owns("msm scalars", s)?,
+            Scalars::DeviceIndexed { scalars: s, indices, .. } => {
+                self.gpu.owns("msm scalars", s)?;
+                self.gpu.owns("msm base indices", indices)?;
+            }
+            Scalars::Host(_) => {}
+        }
         let n = scalars.len();
         if n > self.plan.n {
             return Err(Error::LengthMismatch { what: "msm scalars (plan size)", expected: self.plan.n, actual: n });

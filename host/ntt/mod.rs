@@ -258,6 +258,7 @@ impl Ntt {
     /// transforms of more than 2^10 elements go through the scratch buffer, allocated here when it is smaller
     /// than `data` (see the module docs).
     pub fn run(&self, data: &mut DeviceBuffer<Scalar>, n: usize, cfg: NttConfig) -> Result<()> {
+        self.gpu.owns("Ntt::run data", data)?;
         let (log_n, batch) = check_shape(data.len(), n)?;
         let span = tracing::debug_span!("zkgpu.ntt", log_n, batch, cfg = %cfg.name());
         let _entered = span.enter();
@@ -342,6 +343,7 @@ impl Ntt {
         b: &mut DeviceBuffer<Scalar>,
         c: &mut DeviceBuffer<Scalar>,
     ) -> Result<()> {
+        self.owns_abc(a, b, c)?;
         let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
@@ -386,10 +388,18 @@ impl Ntt {
         b: &DeviceBuffer<Scalar>,
         c: &DeviceBuffer<Scalar>,
     ) -> Result<()> {
+        self.owns_abc(a, b, c)?;
         let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
         self.queue_groth16_h_combine(&tables, a, b, c, log_n)
+    }
+
+    /// `Err(WrongDevice)` unless Groth16's a, b and c live on this NTT's GPU.
+    fn owns_abc(&self, a: &DeviceBuffer<Scalar>, b: &DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
+        self.gpu.owns("Groth16 H a", a)?;
+        self.gpu.owns("Groth16 H b", b)?;
+        self.gpu.owns("Groth16 H c", c)
     }
 
     /// Builds what the Groth16 building blocks read at size 2^log_n: both twiddle tables, the n^-1 g^i,

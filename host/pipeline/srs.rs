@@ -25,6 +25,7 @@ pub struct PartitionSrs {
 impl PartitionSrs {
     /// The H query already on `gpu` (`n` a power of two).
     pub fn new(gpu: &Gpu, h: DeviceBuffer<G1Affine>) -> Result<Self> {
+        gpu.owns("PartitionSrs::new H query", &h)?;
         let n = h.len();
         checked_log_n(n)?;
         Ok(PartitionSrs { ordinal: gpu.info().ordinal, n, h: MsmBases::from_buffer(h)?, assignments: Vec::new() })

@@ -96,6 +96,18 @@ pub enum Error {
         limit: usize,
     },
 
+    /// A buffer of one GPU passed to an operation on another (refused before anything is queued: a kernel
+    /// would fault on the foreign address and lose the GPU).
+    #[error("{what}: the buffer lives on GPU {buffer_device}, the operation runs on GPU {gpu}")]
+    WrongDevice {
+        /// Which argument, e.g. "Ntt::run data".
+        what: &'static str,
+        /// The buffer's device.
+        buffer_device: usize,
+        /// The device of the operation.
+        gpu: usize,
+    },
+
     /// Two lengths that must agree do not.
     #[error("length mismatch in {what}: expected {expected}, got {actual}")]
     LengthMismatch {

@@ -109,6 +109,11 @@ impl<T: DeviceSafe> DeviceBuffer<T> {
         self.len == 0
     }
 
+    /// The ordinal of the GPU the buffer lives on.
+    pub fn device(&self) -> usize {
+        self.bytes.ordinal()
+    }
+
     /// Size of the values in bytes (`len * size_of::<T>()`).
     pub fn byte_len(&self) -> usize {
         self.len * size_of::<T>()
@@ -175,6 +180,13 @@ impl Gpu {
         Error::OutOfMemory { requested, free, total }
     }
 
+    /// `Err(WrongDevice)` unless `buf` lives on this GPU: every API that takes a caller's buffer checks this
+    /// before it queues anything (`what` names the argument in the error).
+    pub fn owns<T: DeviceSafe>(&self, what: &'static str, buf: &DeviceBuffer<T>) -> Result<()> {
+        let (buffer_device, gpu) = (buf.device(), self.info.ordinal);
+        if buffer_device == gpu { Ok(()) } else { Err(Error::WrongDevice { what, buffer_device, gpu }) }
+    }
+
     /// Copies `host` into a new device buffer on the compute stream, after the work already queued there.
     /// Returns when the copy is complete, so `host` may be reused at once even when it is page-locked
     /// memory (for background copies use [`Gpu::upload_async`] from a [`PinnedBuffer`]).
@@ -193,6 +205,7 @@ impl Gpu {
 
     /// Copies `host` into an existing buffer of the same length, on the compute stream; returns when done.
     pub fn upload_into<T: DeviceSafe>(&self, host: &[T], buf: &mut DeviceBuffer<T>) -> Result<()> {
+        self.owns("upload_into", buf)?;
         if host.len() != buf.len {
             return Err(Error::LengthMismatch { what: "upload_into", expected: buf.len, actual: host.len() });
         }
@@ -215,6 +228,7 @@ impl Gpu {
     /// Copies a device buffer back into a new `Vec`, waiting for the compute stream (and so for every kernel
     /// queued on it) to finish.
     pub fn download<T: DeviceSafe>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        self.owns("download", buf)?;
         let span = tracing::debug_span!("zkgpu.download", bytes = buf.byte_len());
         let _entered = span.enter();
         let mut out: Vec<T> = Vec::with_capacity(buf.len);
@@ -231,6 +245,7 @@ impl Gpu {
     /// Copies a device buffer into `host` (same length), waiting for the compute stream. On error `host`
     /// is untouched... except for a copy the driver failed midway, which cannot be undone.
     pub fn download_into<T: DeviceSafe>(&self, buf: &DeviceBuffer<T>, host: &mut [T]) -> Result<()> {
+        self.owns("download_into", buf)?;
         if host.len() != buf.len {
             return Err(Error::LengthMismatch { what: "download_into", expected: buf.len, actual: host.len() });
         }

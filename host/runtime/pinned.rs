@@ -192,11 +192,11 @@ impl<T: DeviceSafe> PinnedBuffer<T> {
 
     fn check_context(&self, ctx: &Arc<CudaContext>) -> Result<()> {
         if self.ctx.as_ref() != ctx.as_ref() {
-            return Err(Error::InvalidLaunch(format!(
-                "pinned buffer allocated for GPU {} used with GPU {}",
-                self.ctx.ordinal(),
-                ctx.ordinal()
-            )));
+            return Err(Error::WrongDevice {
+                what: "pinned buffer",
+                buffer_device: self.ctx.ordinal(),
+                gpu: ctx.ordinal(),
+            });
         }
         Ok(())
     }
@@ -443,6 +443,7 @@ impl Gpu {
     /// the compute stream with `dst` wait for the copy (cudarc's buffer events).
     pub fn upload_async<T: DeviceSafe>(&self, src: &mut PinnedBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
         src.check_context(&self.ctx)?;
+        self.owns("upload_async destination", dst)?;
         if src.len != dst.len {
             return Err(Error::LengthMismatch { what: "upload_async", expected: dst.len, actual: src.len });
         }
@@ -462,6 +463,7 @@ impl Gpu {
     /// kernels that wrote `src` (cudarc's buffer events).
     pub fn download_async<T: DeviceSafe>(&self, src: &DeviceBuffer<T>, dst: &mut PinnedBuffer<T>) -> Result<()> {
         dst.check_context(&self.ctx)?;
+        self.owns("download_async source", src)?;
         if src.len != dst.len {
             return Err(Error::LengthMismatch { what: "download_async", expected: src.len, actual: dst.len });
         }
