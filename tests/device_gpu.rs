@@ -318,7 +318,7 @@ fn length_mismatches_are_typed_errors_and_leave_outputs_untouched() {
     assert_eq!(gpu.download(&buf).unwrap(), vec![1, 2, 3], "the device buffer must be untouched on error");
     let mut pinned = gpu.alloc_pinned::<u32>(2, PinnedMode::ReadBack).unwrap();
     assert!(matches!(gpu.upload_async(&mut pinned, &mut buf), Err(Error::LengthMismatch { .. })));
-    assert!(matches!(gpu.download_async(&buf, &mut pinned), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(gpu.download_async(&mut buf, &mut pinned), Err(Error::LengthMismatch { .. })));
     assert_eq!(&pinned[..], &[0, 0]);
 }
 
@@ -340,7 +340,7 @@ fn pinned_buffers_round_trip_in_both_modes() {
             let mut dev = gpu.alloc_zeroed::<u32>(n).unwrap();
             gpu.upload_async(&mut src, &mut dev).unwrap();
             let mut back = gpu.alloc_pinned::<u32>(n, PinnedMode::ReadBack).unwrap();
-            gpu.download_async(&dev, &mut back).unwrap();
+            gpu.download_async(&mut dev, &mut back).unwrap();
             // Deref waits for the download.
             assert_eq!(&back[..], &values[..], "n = {n}, {mode:?}");
             back.wait().unwrap();
@@ -359,6 +359,56 @@ fn pinned_buffers_round_trip_in_both_modes() {
 
 // ---------------------------------------------------------------------------------------------------------
 // Two streams: copies on the copy stream, kernels on the compute stream, ordered by events
+
+/// The cross-stream sequences of the reliability issue, 100 rounds each on 64 MiB buffers (wide windows):
+/// (1) kernels read `s` on the compute stream, `download_async(s)` and `upload_async(.., s)` follow on the copy
+///     stream: the kernels and the download must see the old `s`, and `s` ends with the new values;
+/// (2) `download_async(s)` on the copy stream, then a kernel writes `s` on the compute stream: the download must
+///     see the old `s`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cross_stream_reads_and_writes_are_ordered() {
+    let gpu = gpu();
+    let f = gpu.function("smoke_add_u32").unwrap();
+    let n = 16 << 20;
+    let n32 = n as u32;
+    let ones = gpu.upload(&vec![1u32; n]).unwrap();
+    let mut s = gpu.alloc_zeroed::<u32>(n).unwrap();
+    let mut out = gpu.alloc_zeroed::<u32>(n).unwrap();
+    let mut staged = gpu.alloc_pinned::<u32>(n, PinnedMode::WriteCombined).unwrap();
+    let mut back = gpu.alloc_pinned::<u32>(n, PinnedMode::ReadBack).unwrap();
+    let all = |values: &[u32], want: u32, what: &str, round: u32| {
+        if let Some(i) = values.iter().position(|&v| v != want) {
+            panic!("round {round}: {what}[{i}] = {}, want {want}", values[i]);
+        }
+    };
+    for round in 0..100u32 {
+        let (old, new) = (3 * round, 3 * round + 1);
+        gpu.upload_into(&vec![old; n], &mut s).unwrap();
+        // (1) Several kernels reading s, to keep the compute stream busy while the copies are queued.
+        for _ in 0..8 {
+            let mut launch = gpu.stream().launch_builder(&f);
+            launch.arg(s.raw()).arg(ones.raw()).arg(out.raw_mut()).arg(&n32);
+            // SAFETY: three buffers of n u32s; out aliases neither input.
+            unsafe { launch.launch(launch_config_1d(n, BLOCK)) }.unwrap();
+        }
+        gpu.download_async(&mut s, &mut back).unwrap();
+        staged.fill(new); // waits for the previous round's upload from `staged`
+        gpu.upload_async(&mut staged, &mut s).unwrap();
+        all(&back, old, "downloaded s", round); // waits for the download
+        all(&gpu.download(&out).unwrap(), old + 1, "kernel output", round);
+        gpu.synchronize().unwrap();
+        all(&gpu.download(&s).unwrap(), new, "s after the upload", round);
+        // (2) A kernel writing s right after a download of s queued on the copy stream.
+        gpu.download_async(&mut s, &mut back).unwrap();
+        let mut launch = gpu.stream().launch_builder(&f);
+        launch.arg(ones.raw()).arg(ones.raw()).arg(s.raw_mut()).arg(&n32);
+        // SAFETY: three buffers of n u32s; s aliases neither input.
+        unsafe { launch.launch(launch_config_1d(n, BLOCK)) }.unwrap();
+        all(&back, new, "s downloaded before the kernel wrote it", round);
+        all(&gpu.download(&s).unwrap(), 2, "s written by the kernel", round);
+    }
+}
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -386,7 +436,7 @@ fn copy_stream_uploads_are_ordered_before_compute_kernels_and_downloads_after() 
         launch.arg(dev_a.raw()).arg(dev_b.raw()).arg(dev_out.raw_mut()).arg(&n32);
         // SAFETY: three buffers of n u32s, out aliases neither input.
         unsafe { launch.launch(launch_config_1d(n, BLOCK)) }.unwrap();
-        gpu.download_async(&dev_out, &mut back).unwrap();
+        gpu.download_async(&mut dev_out, &mut back).unwrap();
         let got = &back[..]; // waits for the download
         if let Some(i) = (0..n).find(|&i| got[i] != a[i].wrapping_add(b[i])) {
             panic!("round {round}: element {i} is {:#x}, want {:#x}", got[i], a[i].wrapping_add(b[i]));
@@ -590,7 +640,7 @@ fn pinned_pool_reuses_blocks_and_respects_its_cap() {
         let mut dev = gpu.alloc_zeroed::<u32>(n).unwrap();
         gpu.upload_async(&mut src, &mut dev).unwrap();
         let mut back = pool.take::<u32>(n).unwrap();
-        gpu.download_async(&dev, &mut back).unwrap();
+        gpu.download_async(&mut dev, &mut back).unwrap();
         assert_eq!(&back[..], &values[..], "round {round}");
     }
     assert!(upload_pool.stats().free_blocks >= 1);

@@ -337,7 +337,7 @@ impl<'g> PartitionEngine<'g> {
             let copy = gpu.copy_stream().clone();
             copy.wait(&compute.record_event(None)?)?;
             let id = rec.begin("d2h.h", PhaseKind::D2h, s.a.byte_len(), &copy)?;
-            gpu.download_async(&s.a, h_out)?;
+            gpu.download_async(&mut s.a, h_out)?;
             rec.end(id, &copy)?;
         }
         Ok(inputs)

@@ -459,9 +459,15 @@ impl Gpu {
     }
 
     /// Starts copying `src` into `dst` on the **copy stream** and returns at once. Reading or writing `dst`
-    /// through `Deref`/`DerefMut` (or [`PinnedBuffer::wait`]) waits for the copy. The copy waits for earlier
-    /// kernels that wrote `src` (cudarc's buffer events).
-    pub fn download_async<T: DeviceSafe>(&self, src: &DeviceBuffer<T>, dst: &mut PinnedBuffer<T>) -> Result<()> {
+    /// through `Deref`/`DerefMut` (or [`PinnedBuffer::wait`]) waits for the copy.
+    ///
+    /// `src` is borrowed mutably because the copy takes it the way a write would: the copy waits for every
+    /// earlier reader and writer of `src` on either stream, and every later use of `src` on either stream
+    /// waits for the copy. cudarc keeps one "last read" event per buffer, so a read on the copy stream
+    /// recorded as a read would hide an earlier kernel's read on the compute stream from a later write (an
+    /// upload could overwrite `src` while that kernel still reads it), and a later kernel writing `src` on the
+    /// compute stream would not wait for the copy.
+    pub fn download_async<T: DeviceSafe>(&self, src: &mut DeviceBuffer<T>, dst: &mut PinnedBuffer<T>) -> Result<()> {
         dst.check_context(&self.ctx)?;
         self.owns("download_async source", src)?;
         if src.len != dst.len {
@@ -476,7 +482,8 @@ impl Gpu {
         // SAFETY: `dst` stays allocated until its Drop, which waits for the recorded event; its Deref/DerefMut
         // wait for the event before handing out a slice (state DeviceWriting), so the host does not touch the
         // bytes while the DMA writes them. `dst` holds `byte_len` bytes (lengths checked above).
-        unsafe { raw::copy_dtoh_async(&self.copy, &src.bytes, dst.ptr.as_ptr().cast(), src.byte_len()) }?;
+        let bytes = src.byte_len();
+        unsafe { raw::copy_dtoh_async_exclusive(&self.copy, &mut src.bytes, dst.ptr.as_ptr().cast(), bytes) }?;
         dst.mark_in_flight(&self.copy, PinnedState::DeviceWriting)
     }
 }

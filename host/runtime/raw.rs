@@ -7,7 +7,7 @@
 use std::ffi::{CStr, c_void};
 use std::sync::OnceLock;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DriverError, sys};
 
 use crate::error::{Error, Result};
 
@@ -120,6 +120,29 @@ pub fn jit_error_log(ptx: &CStr) -> String {
     let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
     let text = String::from_utf8_lossy(&log[..end]).trim().to_string();
     if text.is_empty() { text } else { format!("\nJIT log:\n{text}") }
+}
+
+/// [`copy_dtoh_async`], ordered as a write to `src` would be: after the last read *and* write of `src` (on any
+/// stream), and recorded as `src`'s last write, so every later use of `src` waits for the copy. For copies on
+/// a second stream (see `Gpu::download_async`).
+///
+/// # Safety
+/// As for [`copy_dtoh_async`].
+pub unsafe fn copy_dtoh_async_exclusive(
+    stream: &CudaStream,
+    src: &mut CudaSlice<u8>,
+    dst: *mut u8,
+    bytes: usize,
+) -> Result<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    stream.context().bind_to_thread()?;
+    // `_done` records the copy on `stream` as `src`'s last write when dropped, after the copy is enqueued.
+    let (src_ptr, _done) = src.device_ptr_mut(stream);
+    // SAFETY: forwarded from the caller (dst valid for `bytes`); `src` holds at least `bytes` bytes.
+    unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast(), src_ptr, bytes, stream.cu_stream()) }.result()?;
+    Ok(())
 }
 
 /// Enqueues a device-to-host copy of `bytes` bytes from `src` into `dst` on `stream`, ordered after the
