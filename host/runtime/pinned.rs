@@ -344,9 +344,10 @@ impl PinnedPool {
         }
     }
 
-    /// A buffer of `len` values. Reuses the smallest free block that is large enough; otherwise pins a new
-    /// block, first freeing idle blocks if that is what it takes to stay under the cap.
-    /// `Err(PinnedPoolExhausted)` when lent blocks alone leave no room.
+    /// A buffer of `len` values. Reuses the smallest free block that is large enough; otherwise unpins the
+    /// idle blocks (all too small for this request: a workload whose sizes change does not keep every size it
+    /// ever used pinned) and pins a new block ([`plan_take`]). `Err(PinnedPoolExhausted)` when the lent blocks
+    /// alone leave no room under the cap.
     pub fn take<T: DeviceSafe>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         let shared = &self.shared;
         let bytes = byte_len::<T>(len)?;
@@ -355,34 +356,20 @@ impl PinnedPool {
             return PinnedBuffer::over(&shared.ctx, None, len, shared.mode, weak);
         }
         let mut inner = shared.lock();
-        // Best fit among the free blocks.
-        let best = inner
-            .free
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.capacity >= bytes)
-            .min_by_key(|(_, b)| b.capacity)
-            .map(|(i, _)| i);
-        if let Some(i) = best {
-            let block = inner.free.swap_remove(i);
-            drop(inner);
-            return PinnedBuffer::over(&shared.ctx, Some(block), len, shared.mode, weak);
-        }
-        // Make room under the cap by unpinning idle blocks, largest first.
-        inner.free.sort_by_key(|b| b.capacity);
-        while inner.pinned.saturating_add(bytes) > shared.limit {
-            match inner.free.pop() {
-                Some(block) => {
-                    inner.pinned -= block.capacity;
-                    drop(block);
-                }
-                None => {
-                    return Err(Error::PinnedPoolExhausted {
-                        requested: bytes,
-                        pinned: inner.pinned,
-                        limit: shared.limit,
-                    });
-                }
+        let capacities: Vec<usize> = inner.free.iter().map(|b| b.capacity).collect();
+        match plan_take(&capacities, bytes, inner.pinned, shared.limit) {
+            Take::Reuse(i) => {
+                let block = inner.free.swap_remove(i);
+                drop(inner);
+                return PinnedBuffer::over(&shared.ctx, Some(block), len, shared.mode, weak);
+            }
+            Take::Exhausted => {
+                return Err(Error::PinnedPoolExhausted { requested: bytes, pinned: inner.pinned, limit: shared.limit });
+            }
+            Take::UnpinFreeThenPin => {
+                let freed: usize = inner.free.iter().map(|b| b.capacity).sum();
+                inner.free.clear();
+                inner.pinned -= freed;
             }
         }
         inner.pinned += bytes;
@@ -417,6 +404,30 @@ impl PinnedPool {
     /// The mode of every block in the pool.
     pub fn mode(&self) -> PinnedMode {
         self.shared.mode
+    }
+}
+
+/// What [`PinnedPool::take`] does for a request (see [`plan_take`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// Lend free block `i` (the smallest that is large enough).
+    Reuse(usize),
+    /// Unpin every free block (all are too small), then pin a new block.
+    UnpinFreeThenPin,
+    /// The lent blocks alone leave less than the request under the cap.
+    Exhausted,
+}
+
+/// The pool's policy, apart from the driver, for a request of `bytes` with free blocks of `free` bytes each,
+/// `pinned` bytes pinned in all (free and lent) and at most `limit` pinned at once: reuse the best fit; else
+/// unpin the free blocks (every one is too small for this request, and keeping them would let a workload of
+/// changing sizes ratchet the pinned total up) and pin a new block, if the lent blocks leave room for it.
+pub fn plan_take(free: &[usize], bytes: usize, pinned: usize, limit: usize) -> Take {
+    let best = free.iter().enumerate().filter(|&(_, &c)| c >= bytes).min_by_key(|&(_, &c)| c).map(|(i, _)| i);
+    match best {
+        Some(i) => Take::Reuse(i),
+        None if (pinned - free.iter().sum::<usize>()).saturating_add(bytes) > limit => Take::Exhausted,
+        None => Take::UnpinFreeThenPin,
     }
 }
 
@@ -485,5 +496,107 @@ impl Gpu {
         let bytes = src.byte_len();
         unsafe { raw::copy_dtoh_async_exclusive(&self.copy, &mut src.bytes, dst.ptr.as_ptr().cast(), bytes) }?;
         dst.mark_in_flight(&self.copy, PinnedState::DeviceWriting)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The pool's bookkeeping with byte counts for blocks: what `PinnedPool::take` does, minus the driver.
+    #[derive(Default)]
+    struct Model {
+        free: Vec<usize>,
+        lent: Vec<usize>,
+        pinned: usize,
+        peak_lent: usize,
+        pins: usize,
+    }
+
+    impl Model {
+        fn take(&mut self, bytes: usize, limit: usize) -> Take {
+            let decision = plan_take(&self.free, bytes, self.pinned, limit);
+            match decision {
+                Take::Reuse(i) => self.lent.push(self.free.swap_remove(i)),
+                Take::UnpinFreeThenPin => {
+                    self.pinned -= self.free.drain(..).sum::<usize>();
+                    self.pinned += bytes;
+                    self.pins += 1;
+                    self.lent.push(bytes);
+                }
+                Take::Exhausted => {}
+            }
+            self.peak_lent = self.peak_lent.max(self.lent.iter().sum());
+            decision
+        }
+
+        fn give_back(&mut self, i: usize) {
+            let block = self.lent.swap_remove(i);
+            self.free.push(block);
+        }
+    }
+
+    #[test]
+    fn best_fit_then_pin_then_exhausted() {
+        assert_eq!(plan_take(&[8, 4, 16], 5, 28, usize::MAX), Take::Reuse(0));
+        assert_eq!(plan_take(&[8, 4, 16], 4, 28, usize::MAX), Take::Reuse(1));
+        assert_eq!(plan_take(&[8, 4], 9, 12, usize::MAX), Take::UnpinFreeThenPin);
+        // 20 bytes lent, the free 12 can go: 20 + 9 fits a cap of 29, not 28.
+        assert_eq!(plan_take(&[8, 4], 9, 32, 29), Take::UnpinFreeThenPin);
+        assert_eq!(plan_take(&[8, 4], 9, 32, 28), Take::Exhausted);
+        assert_eq!(plan_take(&[], 1, 0, 0), Take::Exhausted);
+    }
+
+    /// Three partition sizes rotating through one uncapped pool, several jobs in flight: after the first
+    /// rotation nothing more is pinned (the soak's pattern, without the driver).
+    #[test]
+    fn rotating_sizes_stop_pinning() {
+        let mut pool = Model::default();
+        let sizes = [[4usize << 30, 4 << 30, 1 << 30], [1 << 30, 1 << 30, 256 << 20], [2 << 30, 2 << 30, 512 << 20]];
+        let mut after_warm_up = None;
+        for job in 0..300 {
+            for &bytes in &sizes[job % 3] {
+                pool.take(bytes, usize::MAX);
+            }
+            // Three jobs in flight: the oldest job's three blocks come back.
+            if pool.lent.len() > 9 {
+                for _ in 0..3 {
+                    pool.give_back(0);
+                }
+            }
+            if job == 30 {
+                after_warm_up = Some((pool.pins, pool.pinned));
+            }
+        }
+        assert_eq!(after_warm_up, Some((pool.pins, pool.pinned)), "the pool kept pinning after warm-up");
+        assert!(pool.pinned <= pool.peak_lent);
+    }
+
+    proptest! {
+        /// Any sequence of takes and returns, uncapped: the pool never holds more than the most that was ever
+        /// lent at once (no ratchet), and with a cap it never holds more than the cap.
+        #[test]
+        fn pinned_bytes_stay_bounded(
+            ops in proptest::collection::vec((0usize..6, any::<bool>(), any::<prop::sample::Index>()), 1..200),
+            cap in proptest::option::of(1usize..64),
+        ) {
+            let limit = cap.unwrap_or(usize::MAX);
+            let mut pool = Model::default();
+            for (size_class, give_back, which) in ops {
+                if give_back && !pool.lent.is_empty() {
+                    pool.give_back(which.index(pool.lent.len()));
+                } else {
+                    let bytes = 1 << size_class;
+                    let reusable = pool.free.iter().any(|&c| c >= bytes);
+                    let lent_before: usize = pool.lent.iter().sum();
+                    let exhausted = pool.take(bytes, limit) == Take::Exhausted;
+                    prop_assert_eq!(exhausted, !reusable && lent_before + bytes > limit);
+                }
+                prop_assert_eq!(pool.pinned, pool.free.iter().sum::<usize>() + pool.lent.iter().sum::<usize>());
+                prop_assert!(pool.pinned <= pool.peak_lent);
+                prop_assert!(pool.pinned <= limit);
+            }
+        }
     }
 }
