@@ -240,6 +240,41 @@ fn several_jobs_in_flight_two_streams() {
     jobs_in_flight(PartitionConfig::default(), "several_jobs_in_flight_two_streams");
 }
 
+/// Tickets: `max_in_flight` bounds the jobs an engine holds (starting one more is a typed error that changes
+/// nothing), a cancelled job frees its place and is gone (finishing it is an error), and the jobs around it
+/// still give the reference results.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cancelled_jobs_free_their_place_and_the_bound_holds() {
+    let _memory = shared_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("cancelled_jobs_free_their_place_and_the_bound_holds");
+    let n = 1 << 11;
+    let host = host_srs(&mut rng, n, true);
+    let config = PartitionConfig { max_in_flight: 3, ..Default::default() };
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), config).unwrap();
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    let data: Vec<JobData> = (0..5).map(|_| job_data(&mut rng, n, &host.lens, true)).collect();
+    let start = |engine: &mut PartitionEngine<'_>, d: &JobData| engine.start(pin(&pool, d).unwrap().job(None));
+    let t0 = start(&mut engine, &data[0]).unwrap();
+    let t1 = start(&mut engine, &data[1]).unwrap();
+    let t2 = start(&mut engine, &data[2]).unwrap();
+    match start(&mut engine, &data[3]) {
+        Err(zkgpu::Error::Pipeline(why)) => assert!(why.contains("max_in_flight"), "{why}"),
+        other => panic!("a fourth job over max_in_flight = 3 gave {:?}", other.map(|t| t.id())),
+    }
+    assert_eq!(engine.in_flight(), 3);
+    engine.cancel(t1.clone()).unwrap();
+    assert_eq!(engine.in_flight(), 2);
+    assert!(matches!(engine.finish(t1.clone()), Err(zkgpu::Error::Pipeline(_))), "a cancelled job was finished");
+    assert!(matches!(engine.cancel(t1), Err(zkgpu::Error::Pipeline(_))), "a job was cancelled twice");
+    let t3 = start(&mut engine, &data[3]).unwrap();
+    for (ticket, k) in [(t2, 2), (t0, 0), (t3, 3)] {
+        assert_eq!(engine.finish(ticket).unwrap().results, host.reference(&data[k]).0, "job {k}");
+    }
+    assert_eq!(engine.in_flight(), 0);
+}
+
 /// Affine accumulation in every MSM gives the same results.
 #[test]
 #[ignore = "needs a CUDA GPU"]

@@ -263,6 +263,12 @@ impl<'g> PartitionEngine<'g> {
         );
         let _entered = span.enter();
         let started = Instant::now();
+        if self.jobs.len() >= self.config.max_in_flight.max(1) {
+            return Err(Error::Pipeline(format!(
+                "{} jobs in flight, the most this engine takes (PartitionConfig::max_in_flight): finish or cancel some",
+                self.jobs.len()
+            )));
+        }
         self.srs.shape().check(&job)?;
         let slot = self.next_slot;
         // The rule: the slot's previous job must have its MSM stage queued before its inputs are overwritten.
@@ -437,6 +443,23 @@ impl<'g> PartitionEngine<'g> {
     pub(super) fn result_bytes(&self) -> usize {
         let (p1, p2) = (size_of::<G1Projective>(), size_of::<G2Projective>());
         p1 + self.srs.assignments.iter().map(|a| 2 * (a.g1.len() * p1 + a.g2.len() * p2)).sum::<usize>()
+    }
+
+    /// Drops job `ticket` without its results: waits for its GPU work (its slot and buffers are reused after
+    /// it), then forgets it. A job that failed on the GPU is cancelled all the same; a lost GPU
+    /// ([`Error::is_fatal`]) is reported. `Err(Pipeline)` for a ticket not in flight on this engine.
+    pub fn cancel(&mut self, ticket: JobTicket) -> Result<()> {
+        if ticket.engine != self.id || !self.jobs.iter().any(|j| j.id == ticket.id) {
+            return Err(Error::Pipeline(format!("job {} is not in flight on this engine", ticket.id)));
+        }
+        match self.finish(ticket) {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_fatal() => Err(e),
+            Err(e) => {
+                tracing::debug!(%e, "a cancelled job had failed");
+                Ok(())
+            }
+        }
     }
 
     /// Waits for job `ticket` and returns its results and phase report. Earlier jobs of this engine are

@@ -37,6 +37,10 @@ pub struct PartitionConfig {
     /// The batch additions' method ([`Method::Affine`] holds ~10 GB of level scratch per curve group at
     /// 2^27, shared by the group's queries).
     pub batch_add: Method,
+    /// Most jobs started and not yet finished or cancelled (at least 1): [`PartitionEngine::start`] beyond it
+    /// is `Err(Pipeline)`, so a caller that loses its tickets gets an error instead of an engine that holds
+    /// their results forever.
+    pub max_in_flight: usize,
 }
 
 impl Default for PartitionConfig {
@@ -48,6 +52,7 @@ impl Default for PartitionConfig {
             tail_msm: MsmConfig::default(),
             tail_fraction: 0.1,
             batch_add: Method::Affine,
+            max_in_flight: 64,
         }
     }
 }

@@ -88,6 +88,13 @@ impl<'g> ProverPool<'g> {
         let e = self.engines.get_mut(ticket.engine).ok_or(Error::DeviceIndex { ordinal: ticket.engine, count })?;
         e.finish(ticket.ticket)
     }
+
+    /// Drops a job without its results ([`PartitionEngine::cancel`]).
+    pub fn cancel(&mut self, ticket: PoolTicket) -> Result<()> {
+        let count = self.engines.len();
+        let e = self.engines.get_mut(ticket.engine).ok_or(Error::DeviceIndex { ordinal: ticket.engine, count })?;
+        e.cancel(ticket.ticket)
+    }
 }
 
 /// One MSM split over several GPUs: GPU `k` holds bases `ranges[k]` and computes that part of the sum.
