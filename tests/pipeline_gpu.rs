@@ -275,6 +275,31 @@ fn cancelled_jobs_free_their_place_and_the_bound_holds() {
     assert_eq!(engine.in_flight(), 0);
 }
 
+/// A job allocates no device memory: everything it uses (results of every query included) is allocated by
+/// `PartitionEngine::new`, so a job cannot run out of memory after the engine was built. Free device memory,
+/// read from the driver, is the same before and after three jobs.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn jobs_allocate_no_device_memory() {
+    let _memory = shared_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("jobs_allocate_no_device_memory");
+    let n = 1 << 12;
+    let host = host_srs(&mut rng, n, true);
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    let data: Vec<JobData> = (0..3).map(|_| job_data(&mut rng, n, &host.lens, true)).collect();
+    gpu.synchronize().unwrap();
+    let (free_before, _) = gpu.memory_info().unwrap();
+    for d in &data {
+        let ticket = engine.start(pin(&pool, d).unwrap().job(None)).unwrap();
+        assert_eq!(engine.finish(ticket).unwrap().results, host.reference(d).0);
+    }
+    gpu.synchronize().unwrap();
+    let (free_after, _) = gpu.memory_info().unwrap();
+    assert_eq!(free_before, free_after, "jobs allocated {} bytes", free_before as i64 - free_after as i64);
+}
+
 /// Affine accumulation in every MSM gives the same results.
 #[test]
 #[ignore = "needs a CUDA GPU"]

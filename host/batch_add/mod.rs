@@ -223,6 +223,16 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         affine_levels(planned_points(last - first, with_bitmap), self.affine_threads).0.len()
     }
 
+    /// Allocates the sums of `tables` tables now, so that queueing that many ([`BatchAdder::enqueue_tables`])
+    /// allocates nothing.
+    pub fn reserve_tables(&mut self, tables: usize) -> Result<()> {
+        let sets = self.host_offsets.len() - 1;
+        while self.outs.len() < tables {
+            self.outs.push(self.gpu.alloc_zeroed::<C::Projective>(sets)?);
+        }
+        Ok(())
+    }
+
     /// Queues the sums of `points` (selected by `bitmap` when given) on the compute stream; read them with
     /// [`BatchAdder::sums`]. `points` must hold the point count given to [`BatchAdder::new`].
     pub fn enqueue(&mut self, points: &DeviceBuffer<C::Affine>, bitmap: Option<&DeviceBuffer<u32>>) -> Result<()> {
@@ -250,10 +260,8 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         if let Some(b) = bitmap {
             check_bitmap(b.len(), total)?;
         }
+        self.reserve_tables(tables.len())?;
         let sets = self.host_offsets.len() - 1;
-        while self.outs.len() < tables.len() {
-            self.outs.push(self.gpu.alloc_zeroed::<C::Projective>(sets)?);
-        }
         self.queued_tables = tables.len();
         if sets == 0 {
             return Ok(());

@@ -134,6 +134,15 @@ pub(super) enum Queued {
 }
 
 impl<'g, C: Curve> Msm<'g, C> {
+    /// Allocates the results of `tables` tables now, so that queueing that many ([`Msm::enqueue_tables`])
+    /// allocates nothing: an engine that reserves what its jobs use cannot run out of memory in a job.
+    pub fn reserve_tables(&mut self, tables: usize) -> Result<()> {
+        if self.out.len() < tables {
+            self.out = self.gpu.alloc_zeroed(tables)?;
+        }
+        Ok(())
+    }
+
     /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). `Err(MsmConfig)` for a
     /// plan [`MsmPlan::validate`] rejects.
     pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
@@ -257,9 +266,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             self.pending = Some(Queued::Empty { tables });
             return Ok(());
         }
-        if self.out.len() < tables {
-            self.out = self.gpu.alloc_zeroed(tables)?;
-        }
+        self.reserve_tables(tables)?;
         let index_limit = match (&bases[0], &scalars) {
             (Bases::Device(b), Scalars::DeviceIndexed { .. }) => Some(b.n),
             _ => None,

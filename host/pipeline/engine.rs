@@ -55,10 +55,12 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
             return Ok(None);
         }
         let plan = tail_plan(len, config)?;
-        Ok(Some(QueryGroup {
-            adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?,
-            msm: Msm::new(gpu, plan)?,
-        }))
+        let mut group =
+            QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? };
+        // Every query's result buffers now: jobs allocate nothing.
+        group.adder.reserve_tables(queries)?;
+        group.msm.reserve_tables(queries)?;
+        Ok(Some(group))
     }
 
     /// Device memory of the adder and the tail MSM.
