@@ -9,6 +9,7 @@ pub mod msm;
 pub mod mul;
 pub mod ntt;
 pub mod pipeline;
+pub mod soak;
 pub mod startup;
 pub mod transfer;
 
@@ -112,6 +113,7 @@ pub fn registry() -> Vec<Box<dyn BenchOp>> {
         .chain(std::iter::once(Box::new(pipeline::PipelineOp) as Box<dyn BenchOp>))
         .chain(std::iter::once(Box::new(groth16::Groth16Op) as Box<dyn BenchOp>))
         .chain(std::iter::once(Box::new(startup::StartupOp) as Box<dyn BenchOp>))
+        .chain(std::iter::once(Box::new(soak::SoakOp) as Box<dyn BenchOp>))
         .collect()
 }
 

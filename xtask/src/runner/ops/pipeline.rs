@@ -167,19 +167,19 @@ impl BenchOp for PipelineOp {
 // Inputs and the closed-form checks
 
 /// Host data of a job: a, b, c = a·b (a satisfied witness), the assignment(s) and their split.
-struct HostData {
-    a: Vec<Scalar>,
-    b: Vec<Scalar>,
-    c: Vec<Scalar>,
-    assignments: Vec<Split>,
+pub(super) struct HostData {
+    pub(super) a: Vec<Scalar>,
+    pub(super) b: Vec<Scalar>,
+    pub(super) c: Vec<Scalar>,
+    pub(super) assignments: Vec<Split>,
 }
 
 /// One assignment's values and their split (`tail` and `tail_index` exactly as long as the tail).
-struct Split {
-    values: Vec<Scalar>,
-    ones: Vec<u32>,
-    tail: Vec<Scalar>,
-    tail_index: Vec<u32>,
+pub(super) struct Split {
+    pub(super) values: Vec<Scalar>,
+    pub(super) ones: Vec<u32>,
+    pub(super) tail: Vec<Scalar>,
+    pub(super) tail_index: Vec<u32>,
 }
 
 /// splitmix64.
@@ -205,7 +205,7 @@ fn assignment(m: usize, seed: u64) -> Vec<Scalar> {
         .collect()
 }
 
-fn host_data(n: usize, lens: &[usize], seed: u64) -> Result<HostData> {
+pub(super) fn host_data(n: usize, lens: &[usize], seed: u64) -> Result<HostData> {
     let a = random_scalars(n, seed, 1);
     let b = random_scalars(n, seed, 2);
     let c: Vec<Scalar> = a.par_iter().zip(&b).map(|(x, y)| x * y).collect();
@@ -294,14 +294,14 @@ fn horner(h: &[Scalar], x: Scalar) -> Scalar {
 }
 
 /// The generated bases' parameters of one partition (H, the G1 queries, the optional G2 query).
-struct Generators {
-    h: Inputs<G1>,
-    g1: Vec<Inputs<G1>>,
-    g2: Option<Inputs<G2>>,
+pub(super) struct Generators {
+    pub(super) h: Inputs<G1>,
+    pub(super) g1: Vec<Inputs<G1>>,
+    pub(super) g2: Option<Inputs<G2>>,
 }
 
 impl Generators {
-    fn new(n: usize, g2_len: Option<usize>, seed: u64) -> Generators {
+    pub(super) fn new(n: usize, g2_len: Option<usize>, seed: u64) -> Generators {
         Generators {
             h: inputs::<G1>(n, seed ^ 0x4800),
             g1: (0..G1_QUERIES).map(|q| inputs::<G1>(n, seed ^ (0x4100 + q as u64))).collect(),
@@ -320,7 +320,13 @@ impl Generators {
 }
 
 /// Checks `results` against the closed forms and `h` (downloaded) against the quotient identity.
-fn check(gens: &Generators, data: &HostData, results: &PartitionResults, h: &[Scalar], seed: u64) -> Result<()> {
+pub(super) fn check(
+    gens: &Generators,
+    data: &HostData,
+    results: &PartitionResults,
+    h: &[Scalar],
+    seed: u64,
+) -> Result<()> {
     let (g1, g2) = gens.expected_queries(data);
     if results.assignments[0].g1 != g1 {
         return Err("pipeline: a G1 query result differs from the closed-form sum over the assignment".into());
