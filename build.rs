@@ -52,6 +52,7 @@ fn main() {
     let kernels = PathBuf::from(zkgpu_kernels::SOURCE_DIR);
     println!("cargo:rerun-if-env-changed=ZKGPU_PTX");
     println!("cargo:rerun-if-env-changed=ZKGPU_SASS");
+    println!("cargo:rerun-if-env-changed=ZKGPU_EMBED_ARCHES");
     println!("cargo:rerun-if-env-changed=ZKGPU_PTXAS");
     for watched in ["src", "Cargo.toml", "ptx"] {
         println!("cargo:rerun-if-changed={}", kernels.join(watched).display());
@@ -93,6 +94,20 @@ fn main() {
     check_interface(&out_dir);
     // What the host embeds, per architecture: the production module split by kernel family (each loaded on
     // first use), and the test module whole.
+    // `ZKGPU_EMBED_ARCHES=sm_90` embeds one architecture's modules only (the others stay empty: such a build
+    // refuses those devices with UnsupportedArch); `cargo xtask bundle` uses it to keep its binaries small.
+    let embed_arches: Vec<&str> = match env::var("ZKGPU_EMBED_ARCHES") {
+        Ok(list) if !list.trim().is_empty() => {
+            let wanted: Vec<&str> =
+                ARCHES.iter().copied().filter(|a| list.split(',').any(|w| w.trim() == *a)).collect();
+            if wanted.is_empty() || list.split(',').any(|w| !ARCHES.contains(&w.trim())) {
+                panic!("ZKGPU_EMBED_ARCHES={list:?}: name some of {ARCHES:?}");
+            }
+            wanted
+        }
+        _ => ARCHES.to_vec(),
+    };
+    println!("cargo:rustc-env=ZKGPU_EMBEDDED_ARCHES={}", embed_arches.join(","));
     let mut embedded = Vec::new();
     let mut family_modules = Vec::new();
     for arch in ARCHES {
@@ -104,13 +119,11 @@ fn main() {
             let path = out_dir.join(format!("{name}.ptx"));
             std::fs::write(&path, &text).unwrap_or_else(|e| panic!("writing OUT_DIR: {e}"));
             family_modules.push((name.clone(), arch, path));
-            embedded.push((name, text.into_bytes()));
+            embedded.push((name, if embed_arches.contains(&arch) { text.into_bytes() } else { Vec::new() }));
         }
         let test = out_dir.join(format!("zkgpu_test_{arch}.ptx"));
-        embedded.push((
-            format!("zkgpu_test_{arch}"),
-            std::fs::read(&test).unwrap_or_else(|e| panic!("{}: {e}", test.display())),
-        ));
+        let test = std::fs::read(&test).unwrap_or_else(|e| panic!("{}: {e}", test.display()));
+        embedded.push((format!("zkgpu_test_{arch}"), if embed_arches.contains(&arch) { test } else { Vec::new() }));
     }
     // Deflate level 9 takes seconds per large module, and this script runs once per feature set of the package
     // (a `cargo xtask test` runs it three times with the same PTX): the last compression of each module is kept

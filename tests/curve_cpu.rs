@@ -11,9 +11,7 @@ use common::curve_props::{self as props, G1, G2, HostArithmetic, PairBatch};
 fn curve_kernels_are_in_the_embedded_ptx() {
     let names: Vec<String> = props::kernel_names::<G1>().into_iter().chain(props::kernel_names::<G2>()).collect();
     assert_eq!(names.len(), 18);
-    for (arch, ptx) in
-        [("sm_90", zkgpu::module::SM90.test.text().unwrap()), ("sm_80", zkgpu::module::SM80.test.text().unwrap())]
-    {
+    for (arch, ptx) in common::embedded_arches().into_iter().map(|a| (a.arch, a.test.text().unwrap())) {
         for name in &names {
             assert!(
                 ptx.contains(&format!(".visible .entry {name}(")),

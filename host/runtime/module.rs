@@ -77,6 +77,11 @@ pub struct ArchModules {
 }
 
 impl ArchModules {
+    /// Whether this build embeds the architecture's modules (all do unless built with `ZKGPU_EMBED_ARCHES`).
+    pub fn is_embedded(&self) -> bool {
+        self.families.iter().all(|m| !m.is_empty())
+    }
+
     /// The module of `family`.
     pub fn family(&self, family: Family) -> &PtxModule {
         &self.families[family.index()]
@@ -147,13 +152,18 @@ pub const EMBEDDED_SASS_ENV: &str = "ZKGPU_EMBEDDED_SASS";
 
 /// Chooses the embedded modules for a compute capability: >= 9.0 -> sm_90, 8.x -> sm_80, anything older is
 /// unsupported (the kernels use instructions and limits of sm_80+).
+/// A build with `ZKGPU_EMBED_ARCHES` that left the device's architecture out answers `UnsupportedArch` too.
 pub fn select_ptx(major: u32, minor: u32) -> Result<&'static ArchModules> {
-    match major {
-        9.. => Ok(&SM90),
-        8 => Ok(&SM80),
-        _ => Err(Error::UnsupportedArch { major, minor }),
-    }
+    let arch = match major {
+        9.. => &SM90,
+        8 => &SM80,
+        _ => return Err(Error::UnsupportedArch { major, minor }),
+    };
+    if arch.is_embedded() { Ok(arch) } else { Err(Error::UnsupportedArch { major, minor }) }
 }
+
+/// The architectures this build embeds, e.g. "sm_90,sm_80" (build.rs; `ZKGPU_EMBED_ARCHES` narrows it).
+pub const EMBEDDED_ARCHES: &str = env!("ZKGPU_EMBEDDED_ARCHES");
 
 /// Environment variable naming a folder of cubins for the embedded modules (see the module docs).
 pub const CUBIN_DIR_ENV: &str = "ZKGPU_CUBIN_DIR";

@@ -13,6 +13,18 @@ pub mod points;
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng;
 
+/// The architectures whose modules this build embeds (all unless it was built with `ZKGPU_EMBED_ARCHES`, as
+/// the bundle's binaries are): sm_90 always, and exactly those `zkgpu::module::EMBEDDED_ARCHES` names.
+pub fn embedded_arches() -> Vec<&'static zkgpu::module::ArchModules> {
+    let all = [&zkgpu::module::SM90, &zkgpu::module::SM80];
+    let embedded: Vec<_> = all.into_iter().filter(|a| a.is_embedded()).collect();
+    let names: Vec<&str> = embedded.iter().map(|a| a.arch).collect();
+    assert_eq!(names.join(","), zkgpu::module::EMBEDDED_ARCHES, "the embedded modules and EMBEDDED_ARCHES disagree");
+    assert!(names.contains(&"sm_90"), "this build embeds no sm_90 modules");
+    println!("embedded architectures: {}", names.join(", "));
+    embedded
+}
+
 /// A seeded RNG for one test. The seed comes from `ZKGPU_TEST_SEED` (to replay a failure) or is drawn at random,
 /// and is always printed so a failing run can be reproduced.
 pub fn seeded_rng(test_name: &str) -> ChaCha20Rng {

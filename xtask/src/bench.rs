@@ -93,13 +93,20 @@ pub fn build_runner() -> Result<PathBuf> {
 
 /// [`build_runner`], also returning the PTX that build embedded (the same build.rs output `cargo xtask ptx` uses).
 pub fn build_runner_with_ptx() -> Result<(PathBuf, ptx::BuiltPtx)> {
-    let messages = util::cargo_json(
-        "building zkgpu-bench (cargo build --release)",
-        util::cargo()
-            .args(["build", "--release", "-p", "xtask", "--features", "runner", "--bin", "zkgpu-bench"])
-            .env("ZKGPU_PTX", "build")
-            .env("ZKGPU_BENCH_COMMIT", git_commit()),
-    )?;
+    build_runner_embedding(None)
+}
+
+/// [`build_runner_with_ptx`] with `ZKGPU_EMBED_ARCHES` set to `arches` (the bundle embeds sm_90 only).
+pub fn build_runner_embedding(arches: Option<&str>) -> Result<(PathBuf, ptx::BuiltPtx)> {
+    let mut cmd = util::cargo();
+    cmd.args(["build", "--release", "-p", "xtask", "--features", "runner", "--bin", "zkgpu-bench"])
+        .env("ZKGPU_PTX", "build")
+        .env("ZKGPU_BENCH_COMMIT", git_commit());
+    match arches {
+        Some(arches) => cmd.env("ZKGPU_EMBED_ARCHES", arches),
+        None => cmd.env_remove("ZKGPU_EMBED_ARCHES"),
+    };
+    let messages = util::cargo_json("building zkgpu-bench (cargo build --release)", &mut cmd)?;
     let runner = messages
         .iter()
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "zkgpu-bench")

@@ -5,9 +5,10 @@
 //! file of the source tree), `zkgpu-bench.gz` (the bench runner), `ptx/*.ptx.gz` (the modules, for reference
 //! and cuobjdump), `cubin/*.cubin.gz` (the sm_90 modules, one per kernel family, assembled by ptxas, named by the fingerprint of the
 //! PTX they came from: `run.sh` points `ZKGPU_CUBIN_DIR` at them, so an H100/H200 skips the driver's JIT,
-//! minutes for the production module), `run.sh`. Every binary embeds both PTX modules, which are large and highly repetitive
-//! text, so the binaries are gzip-compressed (about 15x); `run.sh` unpacks each into a scratch folder just
-//! before running it (needs only bash, gzip and coreutils on the GPU host).
+//! minutes for the production module), `run.sh`. Every binary embeds the sm_90 modules only
+//! (`ZKGPU_EMBED_ARCHES=sm_90`: the bundle is for H100/H200-class GPUs), and is gzip-compressed; `run.sh`
+//! unpacks each into a scratch folder just before running it (needs only bash, gzip and coreutils on the GPU
+//! host).
 //! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
 //! The folder must stay under 64 MiB.
 use crate::ptxas::{Job, Ptxas};
@@ -17,6 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// The bundle runs on H100/H200-class GPUs: its binaries embed the sm_90 modules only (`ZKGPU_EMBED_ARCHES`),
+/// which halves each one (the modules are most of a test binary, and deflated PTX does not gzip further).
+const EMBED_ARCHES: &str = "sm_90";
 
 pub fn run(dir: &Path) -> Result<()> {
     if dir.exists() {
@@ -41,7 +45,7 @@ pub fn run(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let mut binaries =
         test_binaries()?.into_iter().map(|(name, exe)| (format!("tests/{name}"), exe)).collect::<Vec<_>>();
-    binaries.push(("zkgpu-bench".to_string(), bench::build_runner()?));
+    binaries.push(("zkgpu-bench".to_string(), bench::build_runner_embedding(Some(EMBED_ARCHES))?.0));
     for (name, exe) in binaries {
         let stripped = scratch.join(name.replace('/', "-"));
         util::copy(&exe, &stripped)?;
@@ -100,7 +104,8 @@ fn test_binaries() -> Result<Vec<(String, PathBuf)>> {
                 "--release",
                 "--no-run",
             ])
-            .env("ZKGPU_PTX", "build"),
+            .env("ZKGPU_PTX", "build")
+            .env("ZKGPU_EMBED_ARCHES", EMBED_ARCHES),
     )?;
     let mut found = Vec::new();
     for m in messages.iter().filter(|m| m["reason"] == "compiler-artifact" && m["profile"]["test"] == true) {
