@@ -9,6 +9,8 @@
 //! (`ZKGPU_EMBED_ARCHES=sm_90`: the bundle is for H100/H200-class GPUs), and is gzip-compressed; `run.sh`
 //! unpacks each into a scratch folder just before running it (needs only bash, gzip and coreutils on the GPU
 //! host).
+//! With `--sanitizer`, also `sanitizer/{bin,lib}/*.gz` (compute-sanitizer from its PyPI wheel): `run.sh` then
+//! runs the GPU tests under each tool `ZKGPU_SANITIZE` names (see `run.sh`).
 //! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
 //! The folder must stay under 64 MiB.
 use crate::ptxas::{Job, Ptxas};
@@ -22,7 +24,7 @@ const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// which halves each one (the modules are most of a test binary, and deflated PTX does not gzip further).
 const EMBED_ARCHES: &str = "sm_90";
 
-pub fn run(dir: &Path) -> Result<()> {
+pub fn run(dir: &Path, with_sanitizer: bool) -> Result<()> {
     if dir.exists() {
         if !dir.join("run.sh").exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
             return Err(format!("{} exists and is not an earlier bundle: refusing to empty it", dir.display()));
@@ -51,6 +53,19 @@ pub fn run(dir: &Path) -> Result<()> {
         util::copy(&exe, &stripped)?;
         util::run(Command::new(&strip).arg("--strip-all").arg(&stripped))?;
         gzip(&stripped, &dir.join(format!("{name}.gz")))?;
+    }
+
+    if with_sanitizer {
+        let sanitizer = crate::sanitizer::locate()?;
+        for sub in ["bin", "lib"] {
+            let dest = dir.join("sanitizer").join(sub);
+            std::fs::create_dir_all(&dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+            for entry in std::fs::read_dir(sanitizer.join(sub)).map_err(|e| format!("{sub}: {e}"))? {
+                let path = entry.map_err(|e| e.to_string())?.path();
+                let name = path.file_name().ok_or("a file without a name")?.to_string_lossy().into_owned();
+                gzip(&path, &dest.join(format!("{name}.gz")))?;
+            }
+        }
     }
 
     let script = dir.join("run.sh");
@@ -172,7 +187,7 @@ fn folder_size(dir: &Path) -> Result<u64> {
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # zkgpu bundle runner (written by `cargo xtask bundle`). Needs bash, gzip, coreutils, an NVIDIA driver.
 # usage: run.sh OUT_DIR [bench runner args...]   e.g. run.sh /tmp/out mul --sizes 20..24
-# env:   ZKGPU_SKIP_TESTS=1 / ZKGPU_SKIP_BENCH=1 to skip a half.
+# env:   ZKGPU_SKIP_TESTS=1 / ZKGPU_SKIP_BENCH=1 to skip a half; ZKGPU_SANITIZE=memcheck,... (see below).
 # Runs every test binary with --include-ignored (GPU tests too), one summary line per binary and a final
 # "N passed, N failed" line, then the benchmark sweep. Logs, bench.json and bench.svg go to OUT_DIR.
 # Binaries are stored gzip-compressed; each is unpacked into a scratch folder (also the tests' working
@@ -235,10 +250,43 @@ if [ "${ZKGPU_SKIP_TESTS:-0}" != 1 ]; then
   echo "tests: $passed passed, $failed failed" | tee "$out/logs/test-summary.txt"
 fi
 
+# compute-sanitizer (bundles made with --sanitizer): ZKGPU_SANITIZE=memcheck,racecheck,synccheck runs each tool
+# over the GPU test binaries (ZKGPU_SANITIZE_TESTS, default below), one test thread, the fault tests and the
+# two-GPU tests skipped (a deliberate trap is not a finding). ZKGPU_SANITIZE_FILTER passes a test-name filter.
+sanitize_errors=0
+if [ -n "${ZKGPU_SANITIZE:-}" ]; then
+  if [ ! -d "$here/sanitizer" ]; then
+    echo "ZKGPU_SANITIZE is set but this bundle has no sanitizer/ (cargo xtask bundle DIR --sanitizer)"; exit 2
+  fi
+  for sub in bin lib; do
+    mkdir -p "$scratch/sanitizer/$sub"
+    for gz in "$here/sanitizer/$sub"/*.gz; do
+      f="$scratch/sanitizer/$sub/$(basename "$gz" .gz)"; gzip -dc "$gz" >"$f" && chmod +x "$f"
+    done
+  done
+  sanitizer="$scratch/sanitizer/bin/compute-sanitizer"
+  for tool in ${ZKGPU_SANITIZE//,/ }; do
+    for name in ${ZKGPU_SANITIZE_TESTS:-device_gpu ntt_gpu msm_gpu batch_add_gpu curve_gpu field_gpu pipeline_gpu}; do
+      gz="$here/tests/zkgpu-$name.gz"; log="$out/logs/sanitize-$tool-$name.log"
+      [ -e "$gz" ] || { echo "no test binary $name"; continue; }
+      t="$(unpack "$gz")" || continue
+      (cd "$scratch" && LD_LIBRARY_PATH="$scratch/sanitizer/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        "$sanitizer" --tool "$tool" --print-limit 20 "$t" --include-ignored --test-threads=1 \
+        --skip two_gpus_ --skip fault ${ZKGPU_SANITIZE_FILTER:-}) >"$log" 2>&1
+      rm -f "$t"
+      n="$(sed -nE 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/p' "$log" | tail -n 1)"
+      [ -n "$n" ] || { n=1; echo "$tool $name: no ERROR SUMMARY (see $log)"; }
+      printf 'sanitize %-10s %-16s %s errors, %s\n' "$tool" "$name" "$n" "$(grep -E '^test result: ' "$log" | tail -n 1)"
+      sanitize_errors=$((sanitize_errors + n))
+    done
+  done
+  echo "sanitize: $sanitize_errors errors" | tee "$out/logs/sanitize-summary.txt"
+fi
+
 bench_rc=0
 if [ "${ZKGPU_SKIP_BENCH:-0}" != 1 ]; then
   "$bench" --json "$out/bench.json" --plot "$out/bench.svg" "$@" 2>&1 | tee "$out/logs/bench.log"
   bench_rc=${PIPESTATUS[0]}
 fi
-[ "$failed" = 0 ] && [ "$bench_rc" = 0 ]
+[ "$failed" = 0 ] && [ "$bench_rc" = 0 ] && [ "$sanitize_errors" = 0 ]
 "#;
