@@ -1,7 +1,7 @@
 //! `cargo xtask bench [runner args]`: the kernel workbench.
 //!
 //! The arguments are the bench runner's (`zkgpu-bench`, the `runner` feature of this package; they are parsed
-//! here first with the same definition, [`xtask::bench_args::BenchArgs`], so `--help` and mistakes need no
+//! here first with the same definition, [`zkgpu_bench::bench_args::BenchArgs`], so `--help` and mistakes need no
 //! build). Builds the runner with the PTX built from source, prints ptxas's resource table for the kernels
 //! of the selected ops, then runs the runner, which times the kernels on the GPU (CUDA events) or, with no
 //! GPU, times the CPU reference and says so.
@@ -20,7 +20,7 @@ use crate::util::{self, Result};
 use crate::{ptx, readme};
 use std::path::PathBuf;
 use std::process::Command;
-use xtask::bench_args::BenchArgs;
+use zkgpu_bench::bench_args::BenchArgs;
 
 /// `args`: the runner arguments as given (forwarded unchanged); `parsed`: the same, parsed.
 pub fn run(parsed: &BenchArgs, args: &[String]) -> Result<()> {
@@ -99,7 +99,7 @@ pub fn build_runner_with_ptx() -> Result<(PathBuf, ptx::BuiltPtx)> {
 /// [`build_runner_with_ptx`] with `ZKGPU_EMBED_ARCHES` set to `arches` (the bundle embeds sm_90 only).
 pub fn build_runner_embedding(arches: Option<&str>) -> Result<(PathBuf, ptx::BuiltPtx)> {
     let mut cmd = util::cargo();
-    cmd.args(["build", "--release", "-p", "xtask", "--features", "runner", "--bin", "zkgpu-bench"])
+    cmd.args(["build", "--release", "-p", "zkgpu-bench", "--features", "runner", "--bin", "zkgpu-bench"])
         .env("ZKGPU_PTX", "build")
         .env("ZKGPU_BENCH_COMMIT", git_commit());
     match arches {

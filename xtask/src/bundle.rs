@@ -114,6 +114,8 @@ fn test_binaries() -> Result<Vec<(String, PathBuf)>> {
                 "--workspace",
                 "--exclude",
                 "xtask",
+                "--exclude",
+                "zkgpu-bench",
                 "--features",
                 "zkgpu/bellperson",
                 "--release",

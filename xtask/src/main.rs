@@ -18,7 +18,7 @@ mod util;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use xtask::bench_args::BenchArgs;
+use zkgpu_bench::bench_args::BenchArgs;
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", bin_name = "cargo xtask", about = "zkgpu developer tasks", version)]

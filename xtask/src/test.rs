@@ -70,7 +70,7 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
     step("format, lints and docs (cargo fmt --check, clippy and rustdoc with warnings denied)", &mut lint);
 
     let mut cmd = util::cargo();
-    // `xtask/runner` adds the bench runner's own tests (input generation, CPU cases, size syntax).
+    // `zkgpu-bench/runner` adds the bench runner's own tests (input generation, CPU cases, size syntax).
     cmd.args(["test", "--workspace", "--features", FEATURES]).env("ZKGPU_PTX", "build");
     if gpu || !cargo_args.is_empty() {
         cmd.arg("--");
@@ -119,7 +119,7 @@ pub fn run(gpu: bool, stable: bool, cargo_args: &[String]) -> Result<()> {
 }
 
 /// The features every check builds with: the bench runner (its own tests) and the Groth16 prover.
-const FEATURES: &str = "xtask/runner,zkgpu/bellperson";
+const FEATURES: &str = "zkgpu-bench/runner,zkgpu/bellperson";
 
 /// `cargo fmt --check` (rustfmt.toml; kernels/ excepted, see there), `cargo clippy` over every target and
 /// `cargo doc`, warnings denied in both.
@@ -155,9 +155,9 @@ fn stable_build() -> Result<()> {
     let target = util::target_dir().join("stable-consumer");
     let _ = std::fs::remove_dir_all(&target);
     util::run_step(
-        "cargo +stable publish --dry-run --workspace --exclude xtask",
+        "cargo +stable publish --dry-run -p zkgpu-kernels -p zkgpu",
         util::cargo_with_toolchain("stable")
-            .args(["publish", "--dry-run", "--workspace", "--exclude", "xtask", "--allow-dirty"])
+            .args(["publish", "--dry-run", "-p", "zkgpu-kernels", "-p", "zkgpu", "--allow-dirty"])
             .env("ZKGPU_PTX", "prebuilt")
             .env("CARGO_TARGET_DIR", &target),
         &mut |step, line| step.println(line),

@@ -1,7 +1,7 @@
 //! The results table printed after a sweep, and the small facts a results file records (CPU name, date).
 use crate::ops::{BenchOp, Target};
-use xtask::peers;
-use xtask::results::{Results, Row};
+use zkgpu_bench::peers;
+use zkgpu_bench::results::{Results, Row};
 
 pub fn print_table(results: &Results, ops: &[Box<dyn BenchOp>], target: Target) {
     println!("\n{} (driver {}, commit {}, {})", results.gpu, results.driver, results.commit, results.date);

@@ -109,7 +109,7 @@ impl<S: InvSpec> BenchOp for InvOp<S> {
         false
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        target.pick(&[16, 18, 20], xtask::bench_args::cpu_default_sizes(self.name()))
+        target.pick(&[16, 18, 20], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         vec![format!("bench_inv_{}_{variant}", S::STEM)]

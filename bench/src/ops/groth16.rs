@@ -84,7 +84,7 @@ impl BenchOp for Groth16Op {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         match target {
             Target::Gpu => &[20],
-            Target::Cpu => xtask::bench_args::cpu_default_sizes(self.name()),
+            Target::Cpu => zkgpu_bench::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, _variant: &str) -> Vec<String> {

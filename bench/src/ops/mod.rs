@@ -1,7 +1,7 @@
 //! The op registry: every benchmarkable operation, its variants (implementation choices) and default sizes,
 //! for the GPU and for the CPU reference. A new op (NTT, MSM, batch addition, transfers) is one more
 //! [`BenchOp`] implementation in its own file, added to [`registry`]; the driver, table, JSON and plot need no
-//! change. Ratios to sppark come from `xtask::peers` by op name.
+//! change. Ratios to sppark come from `zkgpu_bench::peers` by op name.
 pub mod batch_add;
 pub mod groth16;
 pub mod inv;

@@ -24,8 +24,8 @@
 use crate::Result;
 use plotters::prelude::*;
 use std::path::Path;
-use xtask::peers::{self, Figure};
-use xtask::results::{Results, Row, groth16_in_flight as in_flight, groth16_supraseal_peer as supraseal_peer};
+use zkgpu_bench::peers::{self, Figure};
+use zkgpu_bench::results::{Results, Row, groth16_in_flight as in_flight, groth16_supraseal_peer as supraseal_peer};
 
 const FONT: &str = "sans-serif";
 const PANEL_W: u32 = 560;

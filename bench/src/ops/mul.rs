@@ -229,7 +229,7 @@ impl<S: MulSpec> BenchOp for MulOp<S> {
         target.pick(S::GPU_VARIANTS, &["blstrs", "host"])
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        target.pick(&[16, 18, 20, 22, 24], xtask::bench_args::cpu_default_sizes(self.name()))
+        target.pick(&[16, 18, 20, 22, 24], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         vec![format!("bench_mul_{}_{variant}", S::STEM)]

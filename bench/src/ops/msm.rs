@@ -161,7 +161,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
         match (target, C::STEM) {
             (Target::Gpu, "g1") => &[16, 18, 20, 22, 24, 26, 27],
             (Target::Gpu, _) => &[16, 18, 20, 22, 24],
-            (Target::Cpu, _) => xtask::bench_args::cpu_default_sizes(self.name()),
+            (Target::Cpu, _) => zkgpu_bench::bench_args::cpu_default_sizes(self.name()),
         }
     }
     fn kernels(&self, variant: &str) -> Vec<String> {

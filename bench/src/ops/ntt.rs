@@ -51,7 +51,7 @@ impl BenchOp for NttOp {
         DEFAULT_CONFIGS.contains(&&self.name["ntt_".len()..])
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        target.pick(&[16, 20, 22, 24, 26, 27, 28], xtask::bench_args::cpu_default_sizes(self.name()))
+        target.pick(&[16, 20, 22, 24, 26, 27, 28], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, _variant: &str) -> Vec<String> {
         ["ntt_pass_dif", "ntt_pass_dit", "ntt_bit_reverse", "ntt_fill_table"].map(String::from).to_vec()

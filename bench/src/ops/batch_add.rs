@@ -179,7 +179,7 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
         }
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        target.pick(&[20, 21, 22, 23, 24, 25, 26], xtask::bench_args::cpu_default_sizes(self.name()))
+        target.pick(&[20, 21, 22, 23, 24, 25, 26], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let mut names: Vec<String> =

@@ -120,7 +120,7 @@ impl BenchOp for PipelineOp {
         false
     }
     fn default_sizes(&self, target: Target) -> &'static [u32] {
-        target.pick(&[24, 27], xtask::bench_args::cpu_default_sizes(self.name()))
+        target.pick(&[24, 27], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let mut names: Vec<String> = [

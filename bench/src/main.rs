@@ -12,9 +12,9 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use ops::{BenchOp, CaseOptions, Target};
 use std::process::ExitCode;
-use xtask::bench_args::{self, BenchArgs};
-use xtask::results::{Results, Row};
 use zkgpu::Gpu;
+use zkgpu_bench::bench_args::{self, BenchArgs};
+use zkgpu_bench::results::{Results, Row};
 
 pub type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
