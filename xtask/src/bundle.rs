@@ -2,13 +2,12 @@
 //! sweep on an x86-64 Linux host that has an NVIDIA driver but no Rust and no network.
 //!
 //! Contents: `tests/<package>-<target>.gz` (stripped release test binaries; the PTX is embedded, they read no
-//! file of the source tree), `zkgpu-bench.gz` (the bench runner), `ptx/*.ptx.gz` (the modules, for reference
-//! and cuobjdump), `cubin/*.cubin.gz` (the sm_90 modules, one per kernel family, assembled by ptxas, named by the fingerprint of the
-//! PTX they came from: `run.sh` points `ZKGPU_CUBIN_DIR` at them, so an H100/H200 skips the driver's JIT,
-//! minutes for the production module), `run.sh`. Every binary embeds the sm_90 modules only
-//! (`ZKGPU_EMBED_ARCHES=sm_90`: the bundle is for H100/H200-class GPUs), and is gzip-compressed; `run.sh`
-//! unpacks each into a scratch folder just before running it (needs only bash, gzip and coreutils on the GPU
-//! host).
+//! file of the source tree), `zkgpu-bench.gz` (the bench runner), `cubin/*.cubin.gz` (the sm_90 modules, one
+//! per kernel family, assembled by ptxas and named by the fingerprint of the PTX they came from: `run.sh` points
+//! `ZKGPU_CUBIN_DIR` at them, so an H100/H200 skips the driver's JIT), `run.sh`. Every binary embeds the sm_90
+//! modules only (`ZKGPU_EMBED_ARCHES=sm_90`: the bundle is for H100/H200-class GPUs) and is gzip-compressed;
+//! `run.sh` unpacks each into a scratch folder just before running it (needs only bash, gzip and coreutils on
+//! the GPU host).
 //! With `--sanitizer`, also `sanitizer/{bin,lib}/*.gz` (compute-sanitizer from its PyPI wheel): `run.sh` then
 //! runs the GPU tests under each tool `ZKGPU_SANITIZE` names (see `run.sh`).
 //! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
@@ -34,11 +33,6 @@ pub fn run(dir: &Path, with_sanitizer: bool) -> Result<()> {
     std::fs::create_dir_all(dir.join("tests")).map_err(|e| format!("{}: {e}", dir.display()))?;
 
     let built = ptx::build()?;
-    std::fs::create_dir_all(dir.join("ptx")).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for (_, path) in built.files.iter().chain(&built.test_files) {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        gzip(path, &dir.join("ptx").join(format!("{name}.gz")))?;
-    }
 
     assemble_cubins(&built, &dir.join("cubin"))?;
 
@@ -63,6 +57,11 @@ pub fn run(dir: &Path, with_sanitizer: bool) -> Result<()> {
             for entry in std::fs::read_dir(sanitizer.join(sub)).map_err(|e| format!("{sub}: {e}"))? {
                 let path = entry.map_err(|e| e.to_string())?.path();
                 let name = path.file_name().ok_or("a file without a name")?.to_string_lossy().into_owned();
+                // The wheel has libsanitizer-collection.so (4 MB gzipped) in bin/ and lib/: ship it once, run.sh
+                // puts it in both places.
+                if sub == "lib" && sanitizer.join("bin").join(&name).is_file() {
+                    continue;
+                }
                 gzip(&path, &dest.join(format!("{name}.gz")))?;
             }
         }
@@ -266,6 +265,7 @@ if [ -n "${ZKGPU_SANITIZE:-}" ]; then
       f="$scratch/sanitizer/$sub/$(basename "$gz" .gz)"; gzip -dc "$gz" >"$f" && chmod +x "$f"
     done
   done
+  cp "$scratch/sanitizer/bin/libsanitizer-collection.so" "$scratch/sanitizer/lib/" 2>/dev/null
   sanitizer="$scratch/sanitizer/bin/compute-sanitizer"
   for tool in ${ZKGPU_SANITIZE//,/ }; do
     for name in ${ZKGPU_SANITIZE_TESTS:-device_gpu ntt_gpu msm_gpu batch_add_gpu curve_gpu field_gpu pipeline_gpu}; do
