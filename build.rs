@@ -167,7 +167,9 @@ fn embed_sass(out_dir: &Path, family_modules: &[(String, &str, PathBuf)]) {
             let (major, minor) = target.compute_capability;
             for (stem, _, ptx) in family_modules.iter().filter(|(_, arch, _)| *arch == target.ptx_arch) {
                 let text = std::fs::read(ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-                let key = fnv1a(&[text.as_slice(), format!("sm_{major}{minor} {version}").as_bytes()].concat());
+                let key = modules::fingerprint(
+                    &[text.as_slice(), format!("sm_{major}{minor} {version}").as_bytes()].concat(),
+                );
                 let cubin = cache.join(format!("{stem}-sm_{major}{minor}-{key:016x}.cubin"));
                 jobs.push((stem.clone(), (major, minor), ptx.clone(), cubin));
             }
@@ -214,11 +216,6 @@ fn assemble(ptxas: &Path, jobs: &[(String, (u32, u32), PathBuf, PathBuf)]) {
         }
         std::fs::rename(&tmp, cubin).unwrap_or_else(|e| panic!("{}: {e}", cubin.display()));
     }
-}
-
-/// FNV-1a 64 (the cache key of an assembled cubin; the host's `module::ptx_fingerprint` is the same function).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// `text` deflated at level 9, from `cache` when it holds the compression of exactly this text. An entry is

@@ -171,7 +171,7 @@ pub const CUBIN_DIR_ENV: &str = "ZKGPU_CUBIN_DIR";
 /// FNV-1a (64-bit) of a module's PTX text: the fingerprint in its cubin's file name. `cargo xtask bundle`
 /// computes the same function (xtask/src/bundle.rs) when it names the cubins it assembles.
 pub fn ptx_fingerprint(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    zkgpu_kernels::modules::fingerprint(text.as_bytes())
 }
 
 /// The cubin file for `module` whose PTX is `text`: `<stem>-<fingerprint as 16 hex digits>.cubin`.

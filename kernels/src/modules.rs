@@ -88,6 +88,13 @@ impl Family {
     }
 }
 
+/// FNV-1a (64-bit) of `bytes`: the fingerprint that names a module's prebuilt cubin (the host's
+/// `module::cubin_file_name`, `cargo xtask bundle`) and keys build.rs's cache of assembled SASS. Not
+/// cryptographic: it tells apart texts, nobody forges them.
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// A device architecture to embed SASS for, and the PTX it is assembled from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SassTarget {
