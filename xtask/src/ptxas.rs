@@ -375,18 +375,7 @@ fn parse_version(text: &str) -> Option<String> {
 fn fetch_wheel(bin: &Path) -> Result<()> {
     let cache = bin.parent().ok_or("ptxas path without a folder")?;
     let wheels = cache.join("wheel");
-    crate::progress::step(
-        format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB) into {}", cache.display()),
-        |_| {
-            let status = Command::new("python3")
-                .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
-                .arg(&wheels)
-                .arg(PTXAS_WHEEL)
-                .status()
-                .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
-            if status.success() { Ok(()) } else { Err(format!("pip download {PTXAS_WHEEL} failed ({status})")) }
-        },
-    )?;
+    util::pip_download(&format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB)"), PTXAS_WHEEL, &wheels)?;
     // Take only bin/ptxas out of the wheel (a zip); python's zipfile avoids needing `unzip`.
     let extract = r#"
 import sys, zipfile, glob, os, shutil

@@ -18,15 +18,11 @@ pub fn locate() -> Result<PathBuf> {
         return Ok(dir);
     }
     let wheels = dir.join("wheel");
-    crate::progress::step(format!("fetching compute-sanitizer from PyPI ({SANITIZER_WHEEL}, ~14 MB)"), |_| {
-        let status = Command::new("python3")
-            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
-            .arg(&wheels)
-            .arg(SANITIZER_WHEEL)
-            .status()
-            .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
-        if status.success() { Ok(()) } else { Err(format!("pip download {SANITIZER_WHEEL} failed ({status})")) }
-    })?;
+    util::pip_download(
+        &format!("fetching compute-sanitizer from PyPI ({SANITIZER_WHEEL}, ~14 MB)"),
+        SANITIZER_WHEEL,
+        &wheels,
+    )?;
     // bin/* and lib/*.so of the wheel's nvidia/cu13/ (headers and metadata are not needed to run it).
     let extract = r#"
 import sys, zipfile, glob, os, shutil
