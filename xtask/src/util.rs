@@ -281,6 +281,19 @@ pub fn copy(from: &Path, to: &Path) -> Result<()> {
     std::fs::copy(from, to).map(|_| ()).map_err(|e| format!("copy {} -> {}: {e}", from.display(), to.display()))
 }
 
+/// `python3 -m pip download` of one binary wheel (no dependencies) into `dest`, with a progress spinner.
+pub fn pip_download(label: &str, wheel: &str, dest: &Path) -> Result<()> {
+    crate::progress::step(label.to_string(), |_| {
+        let status = Command::new("python3")
+            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
+            .arg(dest)
+            .arg(wheel)
+            .status()
+            .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
+        if status.success() { Ok(()) } else { Err(format!("pip download {wheel} failed ({status})")) }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,17 +343,4 @@ mod tests {
         assert_eq!(cargo_status("error[E0425]: cannot find value"), None);
         assert_eq!(cargo_status(""), None);
     }
-}
-
-/// `python3 -m pip download` of one binary wheel (no dependencies) into `dest`, with a progress spinner.
-pub fn pip_download(label: &str, wheel: &str, dest: &Path) -> Result<()> {
-    crate::progress::step(label.to_string(), |_| {
-        let status = Command::new("python3")
-            .args(["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--dest"])
-            .arg(dest)
-            .arg(wheel)
-            .status()
-            .map_err(|e| format!("cannot run python3 -m pip: {e}"))?;
-        if status.success() { Ok(()) } else { Err(format!("pip download {wheel} failed ({status})")) }
-    })
 }
