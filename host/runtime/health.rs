@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::{DriverError, sys};
 
@@ -19,6 +20,8 @@ use crate::error::Error;
 
 /// Device ordinal -> the sticky error that lost it.
 static LOST: Mutex<BTreeMap<usize, DriverError>> = Mutex::new(BTreeMap::new());
+/// Whether `LOST` holds anything: every launch checks, so the common case takes no lock.
+static ANY_LOST: AtomicBool = AtomicBool::new(false);
 
 /// Whether a driver error leaves the context unusable (CUDA's "sticky" errors: the context must be destroyed,
 /// which for a primary context means the process must exit).
@@ -43,6 +46,9 @@ pub fn is_sticky(error: &DriverError) -> bool {
 
 /// The error that lost device `ordinal`, if one did.
 pub fn lost(ordinal: usize) -> Option<DriverError> {
+    if !ANY_LOST.load(Ordering::Acquire) {
+        return None;
+    }
     LOST.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(&ordinal).copied()
 }
 
@@ -64,6 +70,7 @@ pub(crate) fn record(ordinal: Option<usize>, cause: DriverError) -> Error {
     if let Some(ordinal) = ordinal {
         let mut lost = LOST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let first = *lost.entry(ordinal).or_insert(cause);
+        ANY_LOST.store(true, Ordering::Release);
         tracing::error!(ordinal, %first, "GPU lost to a sticky fault: every later call on it fails; restart the process");
     }
     Error::ContextLost { ordinal, cause }
