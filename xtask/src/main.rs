@@ -1,6 +1,6 @@
 //! `cargo xtask <task>`: zkgpu's developer tasks. One file per task:
-//! [`ptx`] (build the kernels' PTX, ptxas resource table, freshness check), [`test`] (the CI test command),
-//! [`bench`] (the kernel workbench: GPU timings, or the CPU reference and ptxas table without a GPU),
+//! [`ptx`] (build the kernels' PTX, ptxas resource table, freshness check), [`test`](mod@test) (the CI test command),
+//! [`bench`](mod@bench) (the kernel workbench: GPU timings, or the CPU reference and ptxas table without a GPU),
 //! [`bundle`] (a folder that runs the tests and benchmarks on a GPU host without Rust), [`readme`] (the
 //! README's headline table, benches/results/README.md and the plots, from benches/results/*.json). Shared
 //! process helpers live in [`util`], progress spinners in [`progress`], ptxas and its results cache in
@@ -38,7 +38,7 @@ enum Task {
     },
     /// PTX check + `cargo test --workspace` (+ a stable-Rust build of the host crate from the committed PTX).
     Test {
-        /// Also run the GPU tests (the #[ignore]d ones); fails if no CUDA GPU is present.
+        /// Also run the GPU tests (the `#[ignore]`d ones); fails if no CUDA GPU is present.
         #[arg(long)]
         gpu: bool,
         /// Skip the stable-Rust consumer build.

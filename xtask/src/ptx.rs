@@ -4,7 +4,7 @@
 //! The PTX is built by the host crate's build.rs (ZKGPU_PTX=build): `cargo check -p zkgpu` runs it, and the
 //! files are taken from the build script's OUT_DIR, so there is exactly one recipe for the kernel build.
 //! There are two modules per arch: the production module `zkgpu_<arch>.ptx` (committed gzip-compressed, as
-//! kernels/ptx/zkgpu_<arch>.ptx.gz, about 1.4 MB instead of 30) and
+//! `kernels/ptx/zkgpu_<arch>.ptx.gz`, about 1.4 MB instead of 30) and
 //! the test module `zkgpu_test_<arch>.ptx` (test-only kernels, never committed); ptxas checks both.
 //!
 //! ptxas comes from PyPI's `nvidia-cuda-nvcc` wheel (no CUDA toolkit needed), downloaded once into
