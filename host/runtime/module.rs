@@ -232,9 +232,10 @@ pub fn load(
     let embedded =
         PREBUILT_SASS.iter().find(|s| s.stem == module.stem && s.compute_capability == device.compute_capability);
     if let Some(sass) = embedded.filter(|_| std::env::var_os(EMBEDDED_SASS_ENV).is_none_or(|v| v != "off")) {
-        match ctx.load_module(Ptx::from_binary(sass.image()?)) {
-            Ok(loaded) => return Ok((loaded, ModuleImage::Embedded)),
-            Err(e) => tracing::warn!(%e, "the embedded SASS did not load; using the PTX"),
+        match sass.image().map(|image| ctx.load_module(Ptx::from_binary(image))) {
+            Ok(Ok(loaded)) => return Ok((loaded, ModuleImage::Embedded)),
+            Ok(Err(e)) => tracing::warn!(%e, "the embedded SASS did not load; using the PTX"),
+            Err(e) => tracing::warn!(%e, "the embedded SASS is unreadable; using the PTX"),
         }
     }
     let key = CacheKey::new(module.stem, &ptx, device.compute_capability, device.driver_version);
@@ -273,6 +274,8 @@ pub fn load(
             tracing::info!(elapsed_ms = started.elapsed().as_secs_f64() * 1e3, "PTX compiled");
             Ok((loaded, ModuleImage::Ptx))
         }
+        // A context already lost to a fault fails every load: report that, not a JIT error.
+        Err(source) if crate::health::is_sticky(&source) => Err(Error::from(source)),
         Err(source) => {
             let log = raw::jit_error_log(&c_ptx);
             tracing::error!(%source, %log, "PTX module failed to load");
