@@ -154,6 +154,8 @@ pub struct PartitionEngine<'g> {
     pub(super) msm_owner: Option<u64>,
     pub(super) next_job: u64,
     pub(super) epoch: Epoch,
+    /// Jobs whose tickets were dropped unredeemed (the tickets push here); cancelled by [`Self::reap`].
+    pub(super) abandoned: Arc<Mutex<Vec<u64>>>,
 }
 
 impl<'g> PartitionEngine<'g> {
@@ -206,6 +208,7 @@ impl<'g> PartitionEngine<'g> {
             msm_owner: None,
             next_job: 0,
             epoch,
+            abandoned: Arc::default(),
         })
     }
 
@@ -224,9 +227,20 @@ impl<'g> PartitionEngine<'g> {
         &self.config
     }
 
-    /// Jobs started and not yet finished.
+    /// Jobs started and not yet finished, cancelled or abandoned (a dropped ticket).
     pub fn in_flight(&self) -> usize {
-        self.jobs.len()
+        self.jobs.len().saturating_sub(self.abandoned.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len())
+    }
+
+    /// Cancels the jobs whose tickets were dropped. A failure is logged: it belongs to a job nobody waits for
+    /// (a lost GPU shows again in the caller's own next call).
+    fn reap(&mut self) {
+        let ids = std::mem::take(&mut *self.abandoned.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        for id in ids {
+            if let Err(e) = self.cancel_id(id) {
+                tracing::warn!(job = id, %e, "cancelling a job whose ticket was dropped failed");
+            }
+        }
     }
 
     /// Device memory held by the engine: SRS, input slots, MSM and batch-addition scratch (NTT tables not
@@ -265,6 +279,7 @@ impl<'g> PartitionEngine<'g> {
         );
         let _entered = span.enter();
         let started = Instant::now();
+        self.reap();
         if self.jobs.len() >= self.config.max_in_flight.max(1) {
             return Err(Error::Pipeline(format!(
                 "{} jobs in flight, the most this engine takes (PartitionConfig::max_in_flight): finish or cancel some",
@@ -299,7 +314,7 @@ impl<'g> PartitionEngine<'g> {
         if self.msm_owner.is_none() {
             self.advance();
         }
-        Ok(JobTicket { engine: self.id, id })
+        Ok(JobTicket { engine: self.id, id, abandoned: self.abandoned.clone(), redeemed: false })
     }
 
     /// Queues the uploads, the NTT chain and the optional h download of one job into `slot`. Returns the event
@@ -449,16 +464,26 @@ impl<'g> PartitionEngine<'g> {
 
     /// Drops job `ticket` without its results: waits for its GPU work (its slot and buffers are reused after
     /// it), then forgets it. A job that failed on the GPU is cancelled all the same; a lost GPU
-    /// ([`Error::is_fatal`]) is reported. `Err(Pipeline)` for a ticket not in flight on this engine.
+    /// ([`Error::is_fatal`]) is reported. `Err(Pipeline)` for a ticket of another engine.
     pub fn cancel(&mut self, ticket: JobTicket) -> Result<()> {
-        if ticket.engine != self.id || !self.jobs.iter().any(|j| j.id == ticket.id) {
-            return Err(Error::Pipeline(format!("job {} is not in flight on this engine", ticket.id)));
+        if ticket.engine != self.id {
+            return Err(Error::Pipeline(format!("job {} was started on another engine", ticket.id)));
         }
-        match self.finish(ticket) {
+        let id = ticket.redeem();
+        self.reap();
+        self.cancel_id(id)
+    }
+
+    /// [`Self::cancel`] of job `id`.
+    fn cancel_id(&mut self, id: u64) -> Result<()> {
+        if !self.jobs.iter().any(|j| j.id == id) {
+            return Err(Error::Pipeline(format!("job {id} is not in flight on this engine")));
+        }
+        match self.finish_id(id) {
             Ok(_) => Ok(()),
             Err(e) if e.is_fatal() => Err(e),
             Err(e) => {
-                tracing::debug!(%e, "a cancelled job had failed");
+                tracing::debug!(job = id, %e, "a cancelled job had failed");
                 Ok(())
             }
         }
@@ -468,14 +493,21 @@ impl<'g> PartitionEngine<'g> {
     /// collected on the way (their results wait for their own `finish`). `Err(Pipeline)` for a ticket of
     /// another engine; the job's own error if its GPU work failed.
     pub fn finish(&mut self, ticket: JobTicket) -> Result<PartitionOutput> {
-        let span = tracing::info_span!("zkgpu.pipeline.finish", gpu = self.gpu.info().ordinal, job = ticket.id);
-        let _entered = span.enter();
         if ticket.engine != self.id {
             return Err(Error::Pipeline(format!("job {} was started on another engine", ticket.id)));
         }
+        let id = ticket.redeem();
+        self.reap();
+        self.finish_id(id)
+    }
+
+    /// [`Self::finish`] of job `id`.
+    fn finish_id(&mut self, id: u64) -> Result<PartitionOutput> {
+        let span = tracing::info_span!("zkgpu.pipeline.finish", gpu = self.gpu.info().ordinal, job = id);
+        let _entered = span.enter();
         let index = loop {
-            let Some(i) = self.jobs.iter().position(|j| j.id == ticket.id) else {
-                return Err(Error::Pipeline(format!("job {} is not in flight on this engine", ticket.id)));
+            let Some(i) = self.jobs.iter().position(|j| j.id == id) else {
+                return Err(Error::Pipeline(format!("job {id} is not in flight on this engine")));
             };
             if matches!(self.jobs[i].stage, Stage::Done(_)) {
                 break i;

@@ -37,9 +37,8 @@ pub struct PartitionConfig {
     /// The batch additions' method ([`Method::Affine`] holds ~10 GB of level scratch per curve group at
     /// 2^27, shared by the group's queries).
     pub batch_add: Method,
-    /// Most jobs started and not yet finished or cancelled (at least 1): [`PartitionEngine::start`] beyond it
-    /// is `Err(Pipeline)`, so a caller that loses its tickets gets an error instead of an engine that holds
-    /// their results forever.
+    /// Most jobs started and not yet finished, cancelled or dropped (at least 1): [`PartitionEngine::start`]
+    /// beyond it is `Err(Pipeline)`, so results a caller does not collect cannot pile up on the engine.
     pub max_in_flight: usize,
 }
 
@@ -251,19 +250,62 @@ pub struct PartitionOutput {
     pub start_wait_ms: f64,
 }
 
-/// A started job; redeem it with [`PartitionEngine::finish`] (or [`ProverPool::finish`]). Cloneable so that a
-/// ticket handed to the wrong engine (an error) can still be redeemed at the right one; redeeming it twice is
-/// [`Error::Pipeline`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[must_use = "a started job's results and GPU resources are only released by finish"]
+/// A started job; redeem it with [`PartitionEngine::finish`] (or [`ProverPool::finish`]), or drop its
+/// results with [`PartitionEngine::cancel`]. Dropping the ticket cancels the job too: its engine collects it
+/// at its next `start`, `finish` or `cancel`, so a lost ticket never keeps its results, or its place under
+/// [`PartitionConfig::max_in_flight`], for good. A ticket given to another engine is an error there, and its
+/// job is cancelled at its own engine.
+#[must_use = "a started job's results are only returned by finish (dropping the ticket cancels the job)"]
 pub struct JobTicket {
     pub(super) engine: u64,
     pub(super) id: u64,
+    /// Its engine's list of jobs whose tickets were dropped unredeemed.
+    pub(super) abandoned: Arc<Mutex<Vec<u64>>>,
+    pub(super) redeemed: bool,
 }
 
 impl JobTicket {
     /// The job's number on its engine (0, 1, ...).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Consumes the ticket without reporting its job abandoned: `finish` and `cancel` take the job over.
+    pub(super) fn redeem(mut self) -> u64 {
+        self.redeemed = true;
+        self.id
+    }
+}
+
+impl Drop for JobTicket {
+    fn drop(&mut self) {
+        if !self.redeemed {
+            self.abandoned.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(self.id);
+        }
+    }
+}
+
+impl std::fmt::Debug for JobTicket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobTicket").field("engine", &self.engine).field("id", &self.id).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ticket dropped unredeemed reports its job to its engine's list; a redeemed one does not.
+    #[test]
+    fn dropped_tickets_report_their_jobs() {
+        let abandoned: Arc<Mutex<Vec<u64>>> = Arc::default();
+        let ticket = |id| JobTicket { engine: 1, id, abandoned: abandoned.clone(), redeemed: false };
+        drop(ticket(3));
+        assert_eq!(ticket(4).redeem(), 4);
+        let kept = ticket(5);
+        drop(ticket(6));
+        assert_eq!(*abandoned.lock().unwrap(), vec![3, 6]);
+        drop(kept);
+        assert_eq!(*abandoned.lock().unwrap(), vec![3, 6, 5]);
     }
 }

@@ -27,9 +27,9 @@ pub fn split_ranges(n: usize, parts: usize) -> Vec<Range<usize>> {
     out
 }
 
-/// A ticket of a [`ProverPool`] job.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[must_use = "a started job's results and GPU resources are only released by finish"]
+/// A ticket of a [`ProverPool`] job (dropping it cancels the job, as for [`JobTicket`]).
+#[derive(Debug)]
+#[must_use = "a started job's results are only returned by finish (dropping the ticket cancels the job)"]
 pub struct PoolTicket {
     pub(super) engine: usize,
     pub(super) ticket: JobTicket,
