@@ -6,13 +6,14 @@
 //! assignment with three queries and a G2 assignment with one. Every job's results and `h` must equal the
 //! reference: the results of a second engine per size (same GPU, separate buffers), themselves checked
 //! against the closed forms and the quotient identity (as in `pipeline_partition`); every 10th job is checked
-//! against those closed forms too. Every 10th ticket is cancelled instead of finished. Every 50th job is
+//! against those closed forms too. Every 10th ticket is dropped unredeemed (the engine must collect its job)
+//! and every 25th job cancelled. Every 50th job is
 //! preceded by a malformed one (a shorter than the engine's size), which must fail with a typed error and
 //! leave the engine working. Device free memory and the process's resident set are read after the first
 //! rotation and at the end: growth beyond 8 MiB (device) or 64 MiB (host) fails the run.
 //!
 //! One timed run is the whole soak (`--reps 1 --warmup 0`); `--iters` sets the job count (default 1,000).
-//! Extra JSON fields: `jobs`, `cancelled`, `failures_injected`, `wrong_results` (always 0 in a recorded row:
+//! Extra JSON fields: `jobs`, `dropped`, `cancelled`, `failures_injected`, `wrong_results` (always 0 in a recorded row:
 //! a wrong result fails the run), `device_growth_mib`, `rss_growth_mib`, `ms_per_job`.
 use super::batch_add::generate_on_gpu;
 use super::pipeline::{Generators, HostData, check, host_data};
@@ -171,6 +172,7 @@ fn pin_inputs(pool: &PinnedPool, data: &HostData) -> Result<PinnedInputs> {
 #[derive(Clone, Copy, Default)]
 struct Stats {
     jobs: usize,
+    dropped: usize,
     cancelled: usize,
     failures_injected: usize,
     wrong_results: usize,
@@ -197,13 +199,23 @@ fn rss_bytes() -> f64 {
     pages * 4096.0
 }
 
-/// A started job: which size, its ticket, its `h` buffer, whether it is to be cancelled or fully checked.
+/// What the soak does with a started job.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Check,
+    /// Also against the closed forms and the quotient identity.
+    FullCheck,
+    Cancel,
+    /// Its ticket is dropped unredeemed.
+    Drop,
+}
+
+/// A started job: which size, its ticket, its `h` buffer, and what becomes of it.
 struct InFlight {
     size: usize,
     ticket: JobTicket,
     h: PinnedBuffer<Scalar>,
-    cancel: bool,
-    full_check: bool,
+    fate: Fate,
 }
 
 impl SoakCase<'_> {
@@ -213,21 +225,29 @@ impl SoakCase<'_> {
         Ok((total - free) as f64)
     }
 
-    /// Finishes (or cancels) one job and checks it (a wrong result is counted; a failed closed-form check is an
-    /// error).
+    /// Finishes one job and checks it (a wrong result is counted; a failed closed-form check is an error), or
+    /// cancels it, or drops its ticket.
     fn settle(&mut self, job: InFlight, stats: &mut Stats) -> Result<()> {
         let size = &mut self.sizes[job.size];
-        if job.cancel {
-            size.engine.cancel(job.ticket)?;
-            stats.cancelled += 1;
-            return Ok(());
+        match job.fate {
+            Fate::Drop => {
+                drop(job.ticket);
+                stats.dropped += 1;
+                return Ok(());
+            }
+            Fate::Cancel => {
+                size.engine.cancel(job.ticket)?;
+                stats.cancelled += 1;
+                return Ok(());
+            }
+            Fate::Check | Fate::FullCheck => {}
         }
         let out = size.engine.finish(job.ticket)?;
         let right = out.results == size.expected && job.h[..] == size.expected_h[..];
         if !right {
             stats.wrong_results += 1;
         }
-        if job.full_check {
+        if job.fate == Fate::FullCheck {
             check(&size.gens, &size.data, &out.results, &job.h, size.seed ^ stats.jobs as u64)?;
         }
         Ok(())
@@ -262,7 +282,16 @@ impl Case for SoakCase<'_> {
             let mut h = self.outputs.take::<Scalar>(size.n)?;
             let ticket = size.engine.start(pinned_job(&pinned, &mut h))?;
             drop(pinned); // back to the pool: start has finished reading it
-            pending.push_back(InFlight { size: s, ticket, h, cancel: k % 10 == 9, full_check: k % 10 == 0 });
+            let fate = if k % 10 == 9 {
+                Fate::Drop
+            } else if k % 25 == 24 {
+                Fate::Cancel
+            } else if k % 10 == 0 {
+                Fate::FullCheck
+            } else {
+                Fate::Check
+            };
+            pending.push_back(InFlight { size: s, ticket, h, fate });
             if pending.len() > 2
                 && let Some(done) = pending.pop_front()
             {
@@ -287,8 +316,8 @@ impl Case for SoakCase<'_> {
     fn verify(&mut self, _runs: u32) -> Result<()> {
         let s = self.stats.ok_or("the soak did not run")?;
         println!(
-            "soak: {} jobs ({} cancelled, {} malformed refused), {} wrong; device {:+.1} MiB, RSS {:+.1} MiB",
-            s.jobs, s.cancelled, s.failures_injected, s.wrong_results, s.device_growth_mib, s.rss_growth_mib
+            "soak: {} jobs ({} dropped, {} cancelled, {} malformed refused), {} wrong; device {:+.1} MiB, RSS {:+.1} MiB",
+            s.jobs, s.dropped, s.cancelled, s.failures_injected, s.wrong_results, s.device_growth_mib, s.rss_growth_mib
         );
         if s.wrong_results > 0 {
             return Err(format!("soak: {} jobs returned wrong results", s.wrong_results).into());
@@ -307,6 +336,7 @@ impl Case for SoakCase<'_> {
         let mut m = serde_json::Map::new();
         if let Some(s) = self.stats {
             m.insert("jobs".into(), s.jobs.into());
+            m.insert("dropped".into(), s.dropped.into());
             m.insert("cancelled".into(), s.cancelled.into());
             m.insert("failures_injected".into(), s.failures_injected.into());
             m.insert("wrong_results".into(), s.wrong_results.into());
