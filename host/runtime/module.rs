@@ -361,11 +361,6 @@ impl DeviceModules {
         DeviceModules { ctx, arch, device, cache, slots: Default::default() }
     }
 
-    /// The architecture's module set.
-    pub fn arch(&self) -> &'static ArchModules {
-        self.arch
-    }
-
     /// The module of `family`, loaded on first use.
     pub fn family(&self, family: Family) -> Result<Arc<CudaModule>> {
         match self.slot(family.index(), self.arch.family(family))? {
