@@ -19,7 +19,8 @@ fn families(gpu: &Gpu) -> Vec<Family> {
 }
 
 /// A fresh handle loads nothing; an NTT loads the NTT module only; a G1 MSM then adds the MSM modules of
-/// G1 and nothing of G2 or batch addition; the warm-up loads every production module but the benchmarks.
+/// G1 (and the G1 batch-addition module, whose reduction kernels the MSM uses) and nothing of G2; the warm-up
+/// loads every production module but the benchmarks.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn modules_load_on_first_use_only() {
@@ -40,7 +41,7 @@ fn modules_load_on_first_use_only() {
     let scalars: Vec<blstrs::Scalar> = (1..=64u64).map(blstrs::Scalar::from).collect();
     let sum = zkgpu::msm::msm::<zkgpu::curve::G1>(&gpu, &bases, &scalars).expect("MSM");
     assert_eq!(sum, <blstrs::G1Projective as group::Group>::generator() * blstrs::Scalar::from(64 * 65 / 2));
-    assert_eq!(families(&gpu), vec![Family::Ntt, Family::Msm, Family::MsmG1]);
+    assert_eq!(families(&gpu), vec![Family::Ntt, Family::Msm, Family::MsmG1, Family::BatchAddG1]);
 
     // A clone shares the loaded modules.
     assert_eq!(families(&gpu.clone()), families(&gpu));
@@ -67,6 +68,8 @@ fn module_load_child() {
 fn child(dir: &Path) -> Command {
     let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
     cmd.args(["module_load_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .env(CACHE_DIR_ENV, dir)
         .env("CUDA_CACHE_DISABLE", "1")
         .env(zkgpu::module::EMBEDDED_SASS_ENV, "off")

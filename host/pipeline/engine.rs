@@ -188,10 +188,12 @@ impl<'g> PartitionEngine<'g> {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut slots = (0..config.slots.max(1)).map(|_| Slot::new(gpu, &shape)).collect::<Result<Vec<_>>>()?;
-        // Build the NTT tables now, so that jobs allocate nothing.
+        // Build the NTT tables now, and have the driver reserve the kernels' local memory, so that jobs
+        // allocate nothing.
         if let Some(s) = slots.first_mut() {
             ntt.groth16_h(&mut s.a, &mut s.b, &mut s.c)?;
         }
+        gpu.reserve_local_memory()?;
         gpu.synchronize()?;
         let epoch = Epoch::new(gpu)?;
         Ok(PartitionEngine {
