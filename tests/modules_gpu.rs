@@ -18,12 +18,37 @@ fn families(gpu: &Gpu) -> Vec<Family> {
     gpu.loaded_modules().iter().filter_map(|m| m.family).collect()
 }
 
-/// A fresh handle loads nothing; an NTT loads the NTT module only; a G1 MSM then adds the MSM modules of
-/// G1 (and the G1 batch-addition module, whose reduction kernels the MSM uses) and nothing of G2; the warm-up
-/// loads every production module but the benchmarks.
+/// Set in the environment of `first_use_child`'s process: its checks need a process that has loaded nothing.
+const FIRST_USE_ENV: &str = "ZKGPU_FIRST_USE_CHILD";
+
+/// In a new process (modules are shared by every handle of a device in a process, so this test binary's other
+/// tests would interfere): a fresh handle loads nothing; an NTT loads the NTT module only; a G1 MSM then adds
+/// the MSM modules of G1 (and the G1 batch-addition module, whose reduction kernels the MSM uses) and nothing
+/// of G2; a second handle of the device sees them loaded; the warm-up loads every production module but the
+/// benchmarks.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn modules_load_on_first_use_only() {
+    let out = Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["first_use_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(FIRST_USE_ENV, "1")
+        .output()
+        .expect("runs the child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "the child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("zkgpu-first-use: checked"), "the child did not finish its checks");
+}
+
+/// The child of `modules_load_on_first_use_only`; run directly (without its variable) it checks nothing and
+/// says so.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn first_use_child() {
+    if std::env::var_os(FIRST_USE_ENV).is_none() {
+        println!("first_use_child: run by modules_load_on_first_use_only in a process of its own");
+        return;
+    }
     let gpu = Gpu::new(0).expect("GPU 0");
     assert!(gpu.loaded_modules().is_empty(), "Gpu::new loaded {:?}", gpu.loaded_modules());
 
@@ -43,13 +68,20 @@ fn modules_load_on_first_use_only() {
     assert_eq!(sum, <blstrs::G1Projective as group::Group>::generator() * blstrs::Scalar::from(64 * 65 / 2));
     assert_eq!(families(&gpu), vec![Family::Ntt, Family::Msm, Family::MsmG1, Family::BatchAddG1]);
 
-    // A clone shares the loaded modules.
+    // A clone and a second handle of the device share the loaded modules: nothing loads twice.
     assert_eq!(families(&gpu.clone()), families(&gpu));
+    let second = Gpu::new(0).expect("a second handle of GPU 0");
+    assert_eq!(second.loaded_modules(), gpu.loaded_modules());
+    let again = zkgpu::msm::msm::<zkgpu::curve::G1>(&second, &bases, &scalars).expect("MSM on the second handle");
+    assert_eq!(again, sum);
+    assert_eq!(second.loaded_modules(), gpu.loaded_modules(), "the second handle loaded again");
+
     let loaded = zkgpu::warm_up(&gpu).expect("warm-up");
     assert_eq!(loaded.iter().filter_map(|m| m.family).collect::<Vec<_>>(), Family::PRODUCTION);
     for module in &loaded {
         println!("{:<28} {:?} {:.1} ms", module.stem, module.image, module.load_ms);
     }
+    println!("zkgpu-first-use: checked");
 }
 
 /// Not a test of its own: the child process of the cache tests (it also passes when run directly, loading

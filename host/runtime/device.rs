@@ -40,7 +40,7 @@ pub struct DeviceInfo {
 #[derive(Clone, Debug)]
 pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
-    /// Shared by clones: a module loads once per `Gpu::new`, whichever clone asks first.
+    /// Shared by every handle of the device in this process: a module loads once, whichever asks first.
     pub(crate) modules: Arc<DeviceModules>,
     pub(crate) compute: Arc<CudaStream>,
     pub(crate) copy: Arc<CudaStream>,
@@ -74,7 +74,8 @@ impl Gpu {
         let compute_capability = (non_negative(major)?, non_negative(minor)?);
         let arch = module::select_ptx(compute_capability.0, compute_capability.1)?;
         let device = DeviceKey { compute_capability, driver_version: raw::driver_version()? };
-        let modules = Arc::new(DeviceModules::new(ctx.clone(), arch, device, ModuleCache::from_env()));
+        let modules =
+            DeviceModules::shared(ordinal, || DeviceModules::new(ctx.clone(), arch, device, ModuleCache::from_env()));
         let info = DeviceInfo {
             ordinal,
             name: ctx.name()?,
@@ -199,7 +200,7 @@ impl Gpu {
         Ok(())
     }
 
-    /// The modules this handle (and its clones) loaded so far: which, how (cubin, cache, JIT), how long.
+    /// The modules loaded onto this device in this process so far: which, how (cubin, cache, JIT), how long.
     pub fn loaded_modules(&self) -> Vec<LoadedModule> {
         self.modules.loaded()
     }

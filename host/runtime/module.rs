@@ -336,7 +336,7 @@ pub struct LoadedModule {
 }
 
 /// The modules of one device, each loaded the first time a kernel of it is asked for. Loading is thread-safe
-/// and happens once: concurrent first requests for one module wait for a single load, while different modules
+/// and happens once per device and process ([`DeviceModules::shared`]): concurrent first requests for one module wait for a single load, while different modules
 /// load side by side. A failed load is not remembered (the next request tries again).
 #[derive(Debug)]
 pub struct DeviceModules {
@@ -355,10 +355,28 @@ struct Slot {
     loading: std::sync::Mutex<()>,
 }
 
+/// Every device's modules in this process while some handle holds them, by ordinal: handles of one device
+/// share its primary context, so a module loaded through one serves all.
+static SHARED: std::sync::Mutex<Vec<(usize, std::sync::Weak<DeviceModules>)>> = std::sync::Mutex::new(Vec::new());
+
 impl DeviceModules {
     /// Nothing loaded yet; modules of `arch` go into `ctx`, through `cache`.
     pub fn new(ctx: Arc<CudaContext>, arch: &'static ArchModules, device: DeviceKey, cache: ModuleCache) -> Self {
         DeviceModules { ctx, arch, device, cache, slots: Default::default() }
+    }
+
+    /// The modules of device `ordinal` that a live handle already holds, else `make()`'s, registered for the
+    /// handles opened after it. So a module loads once per device and process, however many handles open it.
+    pub fn shared(ordinal: usize, make: impl FnOnce() -> DeviceModules) -> Arc<DeviceModules> {
+        // The list stays consistent whatever panicked while it was held: ignore poisoning.
+        let mut shared = SHARED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        shared.retain(|(_, weak)| weak.strong_count() > 0);
+        if let Some(modules) = shared.iter().find(|(o, _)| *o == ordinal).and_then(|(_, weak)| weak.upgrade()) {
+            return modules;
+        }
+        let modules = Arc::new(make());
+        shared.push((ordinal, Arc::downgrade(&modules)));
+        modules
     }
 
     /// The module of `family`, loaded on first use.

@@ -374,26 +374,15 @@ fn parse_version(text: &str) -> Option<String> {
 /// Download the pinned wheel and take `bin/ptxas` out of it into `bin`.
 fn fetch_wheel(bin: &Path) -> Result<()> {
     let cache = bin.parent().ok_or("ptxas path without a folder")?;
-    let wheels = cache.join("wheel");
-    util::pip_download(&format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB)"), PTXAS_WHEEL, &wheels)?;
-    // Take only bin/ptxas out of the wheel (a zip); python's zipfile avoids needing `unzip`.
-    let extract = r#"
-import sys, zipfile, glob, os, shutil
-wheels, dest = sys.argv[1], sys.argv[2]
-whl = sorted(glob.glob(os.path.join(wheels, "nvidia_cuda_nvcc-*.whl")))[-1]
-with zipfile.ZipFile(whl) as z:
-    name = next(n for n in z.namelist() if n.endswith("/bin/ptxas"))
-    with z.open(name) as src, open(dest + ".part", "wb") as dst:
-        shutil.copyfileobj(src, dst)
-os.chmod(dest + ".part", 0o755)
-os.replace(dest + ".part", dest)
-"#;
-    util::run_described(
-        &format!("unpacking bin/ptxas from the wheel into {}", bin.display()),
-        Command::new("python3").args(["-c", extract]).arg(&wheels).arg(bin),
-    )?;
-    std::fs::remove_dir_all(&wheels).ok();
-    Ok(())
+    if bin.file_name().is_none_or(|name| name != "ptxas") {
+        return Err(format!("{} is not named ptxas", bin.display()));
+    }
+    util::fetch_wheel_members(
+        &format!("fetching ptxas from PyPI ({PTXAS_WHEEL}, ~37 MB)"),
+        PTXAS_WHEEL,
+        cache,
+        &[("nvidia/cu13/bin/ptxas", cache)],
+    )
 }
 
 #[cfg(test)]

@@ -294,9 +294,73 @@ pub fn pip_download(label: &str, wheel: &str, dest: &Path) -> Result<()> {
     })
 }
 
+/// Downloads `wheel` (a pinned PyPI requirement, `name==version`) into `cache/wheel` and copies out the members
+/// matching each `(pattern, folder)`: a shell pattern over the member's path inside the zip, `*` not crossing a
+/// `/`, the file landing in `folder` under its own name (written to `.part` and renamed, so a file that exists is
+/// whole), executable. Each pattern must match. The wheel is deleted afterwards. Python's zipfile does the
+/// unpacking, so `unzip` is not needed.
+pub fn fetch_wheel_members(label: &str, wheel: &str, cache: &Path, picks: &[(&str, &Path)]) -> Result<()> {
+    let wheels = cache.join("wheel");
+    pip_download(label, wheel, &wheels)?;
+    let stem = wheel.split("==").next().unwrap_or(wheel).replace('-', "_");
+    run_described(&format!("unpacking {wheel} into {}", cache.display()), &mut unpack_wheel(&wheels, &stem, picks))?;
+    std::fs::remove_dir_all(&wheels).ok();
+    Ok(())
+}
+
+/// The command that unpacks the newest `<stem>-*.whl` in `wheels` as [`fetch_wheel_members`] describes.
+fn unpack_wheel(wheels: &Path, stem: &str, picks: &[(&str, &Path)]) -> Command {
+    let extract = r#"
+import fnmatch, glob, os, shutil, sys, zipfile
+wheels, stem, picks = sys.argv[1], sys.argv[2], sys.argv[3:]
+whl = sorted(glob.glob(os.path.join(wheels, stem + "-*.whl")))[-1]
+with zipfile.ZipFile(whl) as z:
+    for pattern, folder in zip(picks[::2], picks[1::2]):
+        members = [n for n in z.namelist()
+                   if not n.endswith("/") and n.count("/") == pattern.count("/") and fnmatch.fnmatch(n, pattern)]
+        if not members:
+            sys.exit(f"{os.path.basename(whl)} has no member matching {pattern}")
+        os.makedirs(folder, exist_ok=True)
+        for name in members:
+            target = os.path.join(folder, os.path.basename(name))
+            with z.open(name) as src, open(target + ".part", "wb") as out:
+                shutil.copyfileobj(src, out)
+            os.chmod(target + ".part", 0o755)
+            os.replace(target + ".part", target)
+"#;
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", extract]).arg(wheels).arg(stem);
+    for (pattern, folder) in picks {
+        cmd.arg(pattern).arg(folder);
+    }
+    cmd
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A made-up wheel: the patterns take the files they name (not deeper ones), and a pattern that matches
+    /// nothing is an error.
+    #[test]
+    fn unpacks_wheel_members() {
+        let dir = std::env::temp_dir().join(format!("xtask-wheel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp folder");
+        let make = "import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], 'w') as z:\n    \
+                    [z.writestr(n, n) for n in ('pkg/cu/bin/tool', 'pkg/cu/bin/sub/deep', 'pkg/cu/lib/a.so', 'pkg/x')]";
+        let status = Command::new("python3").args(["-c", make]).arg(dir.join("my_pkg-1.0-py3-none-any.whl")).status();
+        assert!(status.expect("python3 runs").success());
+        let (bin, lib) = (dir.join("out/bin"), dir.join("out/lib"));
+        let status = unpack_wheel(&dir, "my_pkg", &[("pkg/cu/bin/*", &bin), ("pkg/cu/lib/*.so", &lib)]).status();
+        assert!(status.expect("python3 runs").success());
+        assert_eq!(std::fs::read_to_string(bin.join("tool")).expect("bin/tool"), "pkg/cu/bin/tool");
+        assert_eq!(std::fs::read_to_string(lib.join("a.so")).expect("lib/a.so"), "pkg/cu/lib/a.so");
+        assert!(!bin.join("deep").exists() && !bin.join("sub").exists(), "a nested member was taken");
+        let missing = unpack_wheel(&dir, "my_pkg", &[("pkg/none/*", &bin)]).output().expect("python3 runs");
+        assert!(!missing.status.success());
+        assert!(String::from_utf8_lossy(&missing.stderr).contains("no member matching pkg/none/*"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn adds_libtest_summaries() {

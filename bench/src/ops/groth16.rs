@@ -87,9 +87,6 @@ impl BenchOp for Groth16Op {
             Target::Cpu => zkgpu_bench::bench_args::cpu_default_sizes(self.name()),
         }
     }
-    fn kernels(&self, _variant: &str) -> Vec<String> {
-        Vec::new()
-    }
     fn prepare<'g>(
         &self,
         gpu: Option<&'g Gpu>,

@@ -51,8 +51,10 @@ pub trait BenchOp: Sync {
     }
     /// log2 sizes swept when `--sizes` is not given.
     fn default_sizes(&self, target: Target) -> &'static [u32];
-    /// Kernels a GPU variant launches (for the ptxas table).
-    fn kernels(&self, variant: &str) -> Vec<String>;
+    /// Kernels a GPU variant launches (for the ptxas table; none for ops that time more than kernels).
+    fn kernels(&self, _variant: &str) -> Vec<String> {
+        Vec::new()
+    }
     /// Allocate and fill inputs for one (variant, size) on `target` (`gpu` is `Some` for [`Target::Gpu`]).
     fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g>;
 }

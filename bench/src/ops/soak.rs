@@ -51,9 +51,6 @@ impl BenchOp for SoakOp {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         target.pick(&[20], &[])
     }
-    fn kernels(&self, _variant: &str) -> Vec<String> {
-        Vec::new()
-    }
     fn prepare<'g>(&self, gpu: Option<&'g Gpu>, _variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let gpu = gpu.ok_or("the soak runs on a GPU only")?;
         let jobs = opts.iters.unwrap_or(DEFAULT_JOBS) as usize;

@@ -58,9 +58,6 @@ impl BenchOp for StartupOp {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         target.pick(&[20], &[])
     }
-    fn kernels(&self, _variant: &str) -> Vec<String> {
-        Vec::new()
-    }
     fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let gpu = gpu.ok_or("startup is timed on a GPU only")?;
         if !VARIANTS.contains(&variant) {

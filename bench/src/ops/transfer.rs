@@ -37,9 +37,6 @@ impl BenchOp for TransferOp {
     fn default_sizes(&self, target: Target) -> &'static [u32] {
         target.pick(&[24, 27, 30], &[])
     }
-    fn kernels(&self, _variant: &str) -> Vec<String> {
-        Vec::new()
-    }
     fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let gpu = gpu.ok_or("transfers need a GPU")?;
         if log_n < 3 {
