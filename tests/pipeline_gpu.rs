@@ -2,8 +2,8 @@
 //! 2^10..2^16 from pinned buffers (results, `h`, the phase report), several jobs in flight (more than the
 //! slots, finished out of order, one and two streams, one slot), bad input (typed errors, buffers and engine
 //! unchanged), pinned-pool exhaustion, device OOM at engine creation, the split MSM over two GPUs (or two
-//! handles of one GPU) against one GPU, a pool of engines, and a soak of 200 jobs with device memory and the
-//! pinned pool flat. Seeds are printed. Needs a CUDA GPU: `cargo xtask test --gpu`.
+//! handles of one GPU) against one GPU, a pool of engines, a soak of 200 jobs with device memory and the
+//! pinned pool flat, and device-memory budgets (the H query streamed from pinned memory; a budget too small). Seeds are printed. Needs a CUDA GPU: `cargo xtask test --gpu`.
 mod common;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
@@ -63,7 +63,17 @@ fn host_srs(rng: &mut ChaCha20Rng, n: usize, g2: bool) -> HostSrs {
 
 impl HostSrs {
     fn upload(&self, gpu: &Gpu) -> PartitionSrs {
-        let mut srs = PartitionSrs::upload(gpu, &self.h).unwrap();
+        self.with_queries(gpu, PartitionSrs::upload(gpu, &self.h).unwrap())
+    }
+
+    /// The H query in pinned memory from `pool` (the engine places it within its budget), the others uploaded.
+    fn pinned(&self, gpu: &Gpu, pool: &PinnedPool) -> PartitionSrs {
+        let mut h = pool.take::<G1Affine>(self.h.len()).unwrap();
+        h.copy_from_slice(&self.h);
+        self.with_queries(gpu, PartitionSrs::pinned(gpu, h).unwrap())
+    }
+
+    fn with_queries(&self, gpu: &Gpu, mut srs: PartitionSrs) -> PartitionSrs {
         let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
         srs.add_assignment_host(gpu, &g1, &[]).unwrap();
         if !self.g2.is_empty() {
@@ -301,6 +311,94 @@ fn jobs_allocate_no_device_memory() {
     gpu.synchronize().unwrap();
     let (free_after, _) = gpu.memory_info().unwrap();
     assert_eq!(free_before, free_after, "jobs allocated {} bytes", free_before as i64 - free_after as i64);
+}
+
+/// A budget one byte short of the resident working set: the H query (given in pinned memory) streams through
+/// the H MSM, the engine holds at most the budget, and its jobs (three in flight) equal the resident engine's
+/// and the CPU reference. With the resident set's budget the same pinned H is uploaded.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn h_query_streams_within_a_budget() {
+    let _memory = shared_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("h_query_streams_within_a_budget");
+    let n = 1 << 12;
+    let host = host_srs(&mut rng, n, true);
+    let mut resident = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let full = resident.device_bytes();
+    assert!(!resident.memory().h_streamed);
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+
+    let roomy = PartitionConfig { max_device_bytes: Some(full), ..Default::default() };
+    let uploaded = PartitionEngine::new(&gpu, host.pinned(&gpu, &pool), roomy).unwrap();
+    assert_eq!(
+        uploaded.memory(),
+        zkgpu::pipeline::EngineMemory {
+            budget: full,
+            device_bytes: full,
+            h_streamed: false,
+            streamed_bytes_per_job: 0
+        }
+    );
+    drop(uploaded);
+
+    let tight = PartitionConfig { max_device_bytes: Some(full - 1), ..Default::default() };
+    let mut streamed = PartitionEngine::new(&gpu, host.pinned(&gpu, &pool), tight).unwrap();
+    let memory = streamed.memory();
+    println!("resident {full} bytes; streamed {memory:?}");
+    assert!(memory.h_streamed && memory.device_bytes < full, "{memory:?}");
+    assert_eq!(memory.streamed_bytes_per_job, n * size_of::<G1Affine>());
+
+    let data: Vec<JobData> = (0..3).map(|_| job_data(&mut rng, n, &host.lens, true)).collect();
+    let mut tickets = Vec::new();
+    for d in &data {
+        let pinned = pin(&pool, d).unwrap();
+        tickets.push((streamed.start(pinned.job(None)).unwrap(), resident.start(pinned.job(None)).unwrap()));
+    }
+    for ((s, r), d) in tickets.into_iter().zip(&data) {
+        let (s, r) = (streamed.finish(s).unwrap().results, resident.finish(r).unwrap().results);
+        assert_eq!(s, r, "streamed H against resident");
+        assert_eq!(s, host.reference(d).0, "streamed H against the CPU");
+    }
+    assert!(streamed.device_bytes() < full, "a job grew the streamed engine");
+}
+
+/// A budget below the smallest working set is `Err(DeviceBudget)` naming it, and leaves nothing allocated;
+/// the GPU then runs a job as before.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_budget_below_the_working_set_is_refused() {
+    let _memory = exclusive_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("a_budget_below_the_working_set_is_refused");
+    let n = 1 << 16;
+    let host = host_srs(&mut rng, n, false);
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    // Loads the kernels and has the driver reserve their local memory first, so free memory compares.
+    drop(PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap());
+    let srs = host.pinned(&gpu, &pool);
+    gpu.synchronize().unwrap();
+    let (free_before, _) = gpu.memory_info().unwrap();
+    let budget = 8 << 20;
+    let result =
+        PartitionEngine::new(&gpu, srs, PartitionConfig { max_device_bytes: Some(budget), ..Default::default() });
+    match &result {
+        Err(e @ Error::DeviceBudget { budget: b, needed, .. }) => {
+            println!("{e}");
+            assert_eq!(*b, budget);
+            assert!(*needed > budget, "needs {needed}");
+        }
+        other => panic!("expected DeviceBudget, got {:?}", other.as_ref().err()),
+    }
+    drop(result);
+    gpu.synchronize().unwrap();
+    let (free_after, _) = gpu.memory_info().unwrap();
+    // The refused engine (with the SRS given to it) held tens of megabytes: all of it is back.
+    assert!(free_after + (2 << 20) >= free_before, "{free_before} bytes free before, {free_after} after");
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let data = job_data(&mut rng, n, &host.lens, true);
+    let t = engine.start(data.job()).unwrap();
+    assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);
 }
 
 /// Affine accumulation in every MSM gives the same results.

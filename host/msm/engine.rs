@@ -143,6 +143,16 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
+    /// Allocates the double-buffered staging of host bases now (allocated on first use otherwise), so that
+    /// calls with [`Bases::Host`] allocate nothing.
+    pub fn reserve_host_bases(&mut self) -> Result<()> {
+        if self.staged_bases.is_empty() {
+            let chunk = self.plan.chunk.min(self.plan.n);
+            self.staged_bases = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+        }
+        Ok(())
+    }
+
     /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). `Err(MsmConfig)` for a
     /// plan [`MsmPlan::validate`] rejects.
     pub fn new(gpu: &'g Gpu, plan: MsmPlan) -> Result<Self> {
@@ -440,10 +450,10 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Allocates the chunk staging host inputs need (twice the chunk, for double buffering).
     pub(super) fn prepare_staging(&mut self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
-        let chunk = self.plan.chunk.min(self.plan.n);
-        if matches!(bases, Bases::Host(_)) && self.staged_bases.is_empty() {
-            self.staged_bases = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+        if matches!(bases, Bases::Host(_)) {
+            self.reserve_host_bases()?;
         }
+        let chunk = self.plan.chunk.min(self.plan.n);
         if matches!(scalars, Scalars::Host(_)) && self.staged_scalars.is_empty() {
             self.staged_scalars = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
         }

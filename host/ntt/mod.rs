@@ -286,6 +286,16 @@ impl Ntt {
         self.lock_scratch().as_ref().map_or(0, |s| s.len())
     }
 
+    /// Device memory the cached tables and the scratch buffer hold now.
+    pub fn device_bytes(&self) -> usize {
+        let tables = self.tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let twiddles: usize = tables.twiddles.iter().flatten().map(|(_, t)| t.byte_len()).sum();
+        let scales: usize = tables.scales.values().map(|t| t.lo.byte_len() + t.hi.byte_len()).sum();
+        let z_inv: usize = tables.z_inv.values().map(DeviceBuffer::byte_len).sum();
+        let scratch = self.scratch.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        twiddles + scales + z_inv + scratch.as_ref().map_or(0, DeviceBuffer::byte_len)
+    }
+
     /// Frees the scratch buffer of NN and RR transforms (the next such call allocates it again). Waits for
     /// the work queued on the compute stream only as the driver's free does.
     pub fn release_scratch(&self) {

@@ -103,6 +103,25 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
 /// Per assignment: the group of its G1 and of its G2 queries (`None` where it has none).
 pub(super) type AssignmentEngines<'g> = (Option<QueryGroup<'g, G1>>, Option<QueryGroup<'g, G2>>);
 
+/// Device memory of an assignment's query groups.
+fn groups_bytes((g1, g2): &AssignmentEngines<'_>) -> usize {
+    g1.as_ref().map_or(0, QueryGroup::device_bytes) + g2.as_ref().map_or(0, QueryGroup::device_bytes)
+}
+
+/// How a [`PartitionEngine`] placed its working set ([`PartitionEngine::memory`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineMemory {
+    /// The device-memory budget it was made with, in bytes ([`PartitionConfig::max_device_bytes`], or what
+    /// the device had free plus the SRS on it).
+    pub budget: usize,
+    /// Device memory it holds, in bytes ([`PartitionEngine::device_bytes`]); at most `budget`.
+    pub device_bytes: usize,
+    /// The H query streams from pinned host memory in every job (it did not fit the budget).
+    pub h_streamed: bool,
+    /// Bytes of bases copied host-to-device in every job (the streamed queries).
+    pub streamed_bytes_per_job: usize,
+}
+
 /// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
 /// about `tail_fraction · len` of them.
 pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
@@ -156,13 +175,18 @@ pub struct PartitionEngine<'g> {
     pub(super) epoch: Epoch,
     /// Jobs whose tickets were dropped unredeemed (the tickets push here); cancelled by [`Self::reap`].
     pub(super) abandoned: Arc<Mutex<Vec<u64>>>,
+    /// The device-memory budget it was made within.
+    pub(super) budget: usize,
 }
 
 impl<'g> PartitionEngine<'g> {
     /// Allocates the working set on `gpu` for `srs` (which must live on `gpu`): the NTT tables (built here
     /// with one transform chain over the zeroed slot), MSM engines, batch adders and `config.slots` input
-    /// slots. `Err(OutOfMemory)` when it does not fit.
-    pub fn new(gpu: &'g Gpu, srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {
+    /// slots, all within [`PartitionConfig::max_device_bytes`] (an H query in pinned memory is uploaded if the
+    /// whole set fits, else streamed; [`PartitionEngine::memory`] says which). `Err(DeviceBudget)` when the
+    /// budget is below the smallest working set, `Err(OutOfMemory)` when the device cannot hold what fits the
+    /// budget; either way nothing stays allocated.
+    pub fn new(gpu: &'g Gpu, mut srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {
         let span = tracing::info_span!("zkgpu.pipeline.engine_new", gpu = gpu.info().ordinal, n = srs.n);
         let _entered = span.enter();
         if srs.ordinal != gpu.info().ordinal {
@@ -172,11 +196,15 @@ impl<'g> PartitionEngine<'g> {
                 gpu.info().ordinal
             )));
         }
+        let budget = match config.max_device_bytes {
+            Some(budget) => budget,
+            None => gpu.memory_info()?.0 + srs.device_bytes(),
+        };
+        let log_n = srs.n.trailing_zeros();
+        let over =
+            |needed: usize| Error::DeviceBudget { budget, needed, what: format!("a 2^{log_n} partition engine") };
         let shape = srs.shape();
         let ntt = Ntt::new(gpu)?;
-        let xyzz = config.h_msm.accumulation == Accumulation::Xyzz;
-        let h_config = MsmConfig { chunk: config.h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..config.h_msm };
-        let h_msm = Msm::new(gpu, MsmPlan::new(srs.n, &h_config, false)?)?;
         let queries = srs
             .assignments
             .iter()
@@ -188,15 +216,48 @@ impl<'g> PartitionEngine<'g> {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut slots = (0..config.slots.max(1)).map(|_| Slot::new(gpu, &shape)).collect::<Result<Vec<_>>>()?;
-        // Build the NTT tables now, and have the driver reserve the kernels' local memory, so that jobs
-        // allocate nothing.
+        // Build the NTT tables now, so that jobs allocate nothing.
         if let Some(s) = slots.first_mut() {
             ntt.groth16_h(&mut s.a, &mut s.b, &mut s.c)?;
         }
+        let fixed = srs.device_bytes()
+            + ntt.device_bytes()
+            + slots.iter().map(Slot::device_bytes).sum::<usize>()
+            + queries.iter().map(groups_bytes).sum::<usize>();
+        let xyzz = config.h_msm.accumulation == Accumulation::Xyzz;
+        let h_config = MsmConfig { chunk: config.h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..config.h_msm };
+        let resident = MsmPlan::new(srs.n, &h_config, false)?;
+        let h_bytes = srs.n * size_of::<G1Affine>();
+        let stream_h = match &srs.h {
+            HQuery::Device(_) => false,
+            HQuery::Pinned(_) => fixed + h_bytes + resident.device_bytes::<G1>(false) > budget,
+        };
+        let h_msm = if stream_h {
+            // Streamed bases cannot be a precomputed table; the chunk is the largest whose staging fits.
+            let streamed = MsmConfig { chunk: config.h_msm.chunk, precompute: 0, ..config.h_msm };
+            let (_, total) = gpu.memory_info()?;
+            let limits = DeviceLimits {
+                memory_bytes: budget.saturating_sub(fixed),
+                total_bytes: total,
+                sm_count: gpu.info().sm_count,
+            };
+            let plan = MsmPlan::within::<G1>(srs.n, &streamed, true, &limits).map_err(|e| match e {
+                Error::OutOfMemory { requested, .. } => over(fixed + requested),
+                e => e,
+            })?;
+            let mut msm = Msm::new(gpu, plan)?;
+            msm.reserve_host_bases()?;
+            msm
+        } else {
+            if let HQuery::Pinned(h) = &srs.h {
+                srs.h = HQuery::Device(MsmBases::from_buffer(gpu.upload(h)?)?);
+            }
+            Msm::new(gpu, resident)?
+        };
         gpu.reserve_local_memory()?;
         gpu.synchronize()?;
         let epoch = Epoch::new(gpu)?;
-        Ok(PartitionEngine {
+        let engine = PartitionEngine {
             gpu,
             id: NEXT_ENGINE.fetch_add(1, Ordering::Relaxed),
             config,
@@ -211,7 +272,25 @@ impl<'g> PartitionEngine<'g> {
             next_job: 0,
             epoch,
             abandoned: Arc::default(),
-        })
+            budget,
+        };
+        let needed = engine.device_bytes();
+        if needed > budget {
+            return Err(over(needed));
+        }
+        tracing::info!(budget, device_bytes = needed, h_streamed = stream_h, "partition engine ready");
+        Ok(engine)
+    }
+
+    /// Where the working set is: the budget, the device memory held, and what streams from host memory.
+    pub fn memory(&self) -> EngineMemory {
+        let h_streamed = matches!(self.srs.h, HQuery::Pinned(_));
+        EngineMemory {
+            budget: self.budget,
+            device_bytes: self.device_bytes(),
+            h_streamed,
+            streamed_bytes_per_job: if h_streamed { self.srs.n * size_of::<G1Affine>() } else { 0 },
+        }
     }
 
     /// The GPU it runs on.
@@ -245,20 +324,14 @@ impl<'g> PartitionEngine<'g> {
         }
     }
 
-    /// Device memory held by the engine: SRS, input slots, MSM and batch-addition scratch (NTT tables not
-    /// counted).
+    /// Device memory held by the engine: SRS, input slots, NTT tables, MSM and batch-addition scratch (the
+    /// driver's own reservations, e.g. the kernels' local memory, are not counted).
     pub fn device_bytes(&self) -> usize {
-        let scratch: usize = self
-            .queries
-            .iter()
-            .map(|(g1, g2)| {
-                g1.as_ref().map_or(0, QueryGroup::device_bytes) + g2.as_ref().map_or(0, QueryGroup::device_bytes)
-            })
-            .sum();
         self.srs.device_bytes()
+            + self.ntt.device_bytes()
             + self.slots.iter().map(Slot::device_bytes).sum::<usize>()
             + self.h_msm.device_bytes()
-            + scratch
+            + self.queries.iter().map(groups_bytes).sum::<usize>()
     }
 
     /// The stream the uploads run on.
@@ -410,9 +483,12 @@ impl<'g> PartitionEngine<'g> {
         compute.wait(inputs)?;
         let s = &self.slots[slot];
         let (h_msm, srs) = (&mut self.h_msm, &self.srs);
-        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| {
-            h_msm.enqueue(Bases::Device(&srs.h), Scalars::Device(&s.a))
+        // Streamed H bases: `enqueue` returns once their last chunk is on the device.
+        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| match &srs.h {
+            HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
+            HQuery::Pinned(h) => h_msm.enqueue(Bases::Host(h), Scalars::Device(&s.a)),
         })?;
+
         for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
             if let Some(group) = g1 {
                 group.enqueue(&bases.g1, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1"))?;

@@ -40,6 +40,12 @@ pub struct PartitionConfig {
     /// Most jobs started and not yet finished, cancelled or dropped (at least 1): [`PartitionEngine::start`]
     /// beyond it is `Err(Pipeline)`, so results a caller does not collect cannot pile up on the engine.
     pub max_in_flight: usize,
+    /// Device memory the engine may hold, the SRS included (`None`: what the device has free when the engine
+    /// is made, plus the SRS already on it). An H query given in pinned host memory
+    /// ([`PartitionSrs::pinned`]) is uploaded when the whole working set fits, else streamed through the H MSM
+    /// chunk by chunk in every job; below the smallest working set [`PartitionEngine::new`] is
+    /// `Err(DeviceBudget)`, stating it. Jobs allocate nothing, so a job never exceeds it.
+    pub max_device_bytes: Option<usize>,
 }
 
 impl Default for PartitionConfig {
@@ -52,6 +58,7 @@ impl Default for PartitionConfig {
             tail_fraction: 0.1,
             batch_add: Method::Affine,
             max_in_flight: 64,
+            max_device_bytes: None,
         }
     }
 }

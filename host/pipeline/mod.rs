@@ -39,6 +39,13 @@
 //!   [`StreamMode::One`] the uploads go on the compute stream and serialize with compute (the benchmark's
 //!   `1stream` baseline). Any number of jobs may be in flight; more than `slots` makes `start` block.
 //!
+//! # Device-memory budget
+//! [`PartitionConfig::max_device_bytes`] bounds what the engine holds ([`PartitionEngine::device_bytes`]: SRS,
+//! slots, NTT tables, scratch); jobs allocate nothing. An H query in pinned host memory ([`PartitionSrs::pinned`])
+//! is uploaded when everything fits, else streamed through the H MSM chunk by chunk in every job
+//! ([`PartitionEngine::memory`] says which); a budget below the smallest working set is
+//! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated.
+//!
 //! Uploads are not chunked: a DMA from pinned memory needs no staging, and the first NTT pass needs the whole
 //! vector, so overlap is per vector (a 2^27 vector is 4 GiB, ~78 ms at PCIe Gen5). A pageable source is staged
 //! by the driver through its bounce buffer, at a fraction of the rate (the `pageable` bench variant).
@@ -124,7 +131,7 @@ use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, DeviceSafe, as_bytes};
-use crate::msm::{Accumulation, Bases, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, choose_window_bits};
+use crate::msm::{Accumulation, Bases, DeviceLimits, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, choose_window_bits};
 use crate::ntt::{Ntt, checked_log_n};
 use crate::pinned::PinnedBuffer;
 use crate::profile::{Epoch, PhaseKind, PhaseRecorder, PhaseReport};

@@ -13,12 +13,21 @@ pub(super) struct AssignmentBases {
     pub(super) g2: Vec<MsmBases<G2>>,
 }
 
+/// Where the H query is.
+pub(super) enum HQuery {
+    /// On the device.
+    Device(MsmBases<G1>),
+    /// In pinned host memory: the engine uploads it when its working set fits the budget, else streams it
+    /// through the H MSM in every job.
+    Pinned(PinnedBuffer<G1Affine>),
+}
+
 /// A partition's proving key on one GPU: the H query (`n` bases, `n` a power of two) and, per assignment, its
 /// G1 and G2 queries (each exactly as long as the assignment). Uploaded once, used by every job.
 pub struct PartitionSrs {
     pub(super) ordinal: usize,
     pub(super) n: usize,
-    pub(super) h: MsmBases<G1>,
+    pub(super) h: HQuery,
     pub(super) assignments: Vec<AssignmentBases>,
 }
 
@@ -28,7 +37,17 @@ impl PartitionSrs {
         gpu.owns("PartitionSrs::new H query", &h)?;
         let n = h.len();
         checked_log_n(n)?;
-        Ok(PartitionSrs { ordinal: gpu.info().ordinal, n, h: MsmBases::from_buffer(h)?, assignments: Vec::new() })
+        let h = HQuery::Device(MsmBases::from_buffer(h)?);
+        Ok(PartitionSrs { ordinal: gpu.info().ordinal, n, h, assignments: Vec::new() })
+    }
+
+    /// The H query in pinned host memory (e.g. a [`crate::PinnedPool`] buffer filled once from the key; `n` a
+    /// power of two), for an engine with a device-memory budget: it is uploaded when the engine's working set
+    /// fits [`PartitionConfig::max_device_bytes`], else streamed through the H MSM chunk by chunk in every job.
+    pub fn pinned(gpu: &Gpu, h: PinnedBuffer<G1Affine>) -> Result<Self> {
+        let n = h.len();
+        checked_log_n(n)?;
+        Ok(PartitionSrs { ordinal: gpu.info().ordinal, n, h: HQuery::Pinned(h), assignments: Vec::new() })
     }
 
     /// Uploads the H query.
@@ -88,10 +107,14 @@ impl PartitionSrs {
         self.assignments.iter().map(|a| (a.g1.len(), a.g2.len())).collect()
     }
 
-    /// Device memory the bases take.
+    /// Device memory the bases take (an H query in pinned memory takes none).
     pub fn device_bytes(&self) -> usize {
         let q1: usize = self.assignments.iter().flat_map(|a| &a.g1).map(|q| q.device_bytes()).sum();
         let q2: usize = self.assignments.iter().flat_map(|a| &a.g2).map(|q| q.device_bytes()).sum();
-        self.h.device_bytes() + q1 + q2
+        let h = match &self.h {
+            HQuery::Device(h) => h.device_bytes(),
+            HQuery::Pinned(_) => 0,
+        };
+        h + q1 + q2
     }
 }

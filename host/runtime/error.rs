@@ -74,6 +74,18 @@ pub enum Error {
         total: usize,
     },
 
+    /// The work does not fit the device-memory budget it was given (e.g.
+    /// [`crate::pipeline::PartitionConfig::max_device_bytes`]). Nothing it allocated is kept.
+    #[error("a device-memory budget of {budget} bytes is too small: {what} needs at least {needed} bytes")]
+    DeviceBudget {
+        /// The budget, in bytes.
+        budget: usize,
+        /// The least device memory the work can run in, in bytes.
+        needed: usize,
+        /// What needs it.
+        what: String,
+    },
+
     /// Page-locked host memory could not be allocated (the OS refused to pin that much).
     #[error("could not allocate {requested} bytes of pinned host memory: {source}")]
     PinnedAlloc {
