@@ -256,6 +256,27 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// [`Msm::enqueue`] over the tables `bases` (host bases only alone: their chunks are staged one table at
     /// a time).
     pub(super) fn enqueue_on(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
+        self.enqueue_inner(bases, scalars, true)
+    }
+
+    /// [`Msm::enqueue`] of the host bases in `bases` that returns once everything is queued, without waiting
+    /// for the chunks' copies: `bases` is marked as read on the copy stream instead, so its release and any
+    /// host write wait for them. For bases a caller keeps across calls (a pipeline's streamed query). The
+    /// scalars must not be in host memory (`MsmConfig` error).
+    pub(crate) fn enqueue_pinned(
+        &mut self,
+        bases: &mut crate::pinned::PinnedBuffer<C::Affine>,
+        scalars: Scalars<'_>,
+    ) -> Result<()> {
+        if matches!(scalars, Scalars::Host(_)) {
+            return Err(Error::MsmConfig("enqueue_pinned takes device scalars".into()));
+        }
+        self.enqueue_inner(&[Bases::Host(bases)], scalars, false)?;
+        bases.mark_read_by(self.gpu.copy_stream())
+    }
+
+    /// [`Msm::enqueue_on`]; `wait_for_copies`: return only after the copies of host inputs are done.
+    fn enqueue_inner(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>, wait_for_copies: bool) -> Result<()> {
         let n = scalars.len();
         let span = tracing::info_span!(
             "zkgpu.msm.enqueue",
@@ -282,7 +303,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             _ => None,
         };
         self.pending = Some(Queued::Run { index_limit, tables });
-        let host_inputs = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        let host_inputs =
+            wait_for_copies && (matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_)));
         let queued = self.enqueue_all(bases, &scalars).and_then(|()| {
             // The copies read the caller's memory: they must be done before its borrow ends.
             if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }

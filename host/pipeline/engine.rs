@@ -482,11 +482,10 @@ impl<'g> PartitionEngine<'g> {
         let compute = self.gpu.stream().clone();
         compute.wait(inputs)?;
         let s = &self.slots[slot];
-        let (h_msm, srs) = (&mut self.h_msm, &self.srs);
-        // Streamed H bases: `enqueue` returns once their last chunk is on the device.
-        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| match &srs.h {
+        let (h_msm, srs) = (&mut self.h_msm, &mut self.srs);
+        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| match &mut srs.h {
             HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
-            HQuery::Pinned(h) => h_msm.enqueue(Bases::Host(h), Scalars::Device(&s.a)),
+            HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a)),
         })?;
 
         for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {

@@ -221,6 +221,12 @@ impl<T: DeviceSafe> PinnedBuffer<T> {
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<u8>(), self.len * size_of::<T>()) }
     }
 
+    /// Records that the copies queued on `stream` so far read this buffer (copies of slices of it, e.g. an
+    /// MSM's streamed bases): host writes and the buffer's release then wait for them.
+    pub(crate) fn mark_read_by(&mut self, stream: &CudaStream) -> Result<()> {
+        self.mark_in_flight(stream, PinnedState::DeviceReading)
+    }
+
     fn mark_in_flight(&mut self, stream: &CudaStream, state: PinnedState) -> Result<()> {
         if let Some(block) = &self.block {
             // Set the state first: should recording fail, accesses still wait (and see the error).
