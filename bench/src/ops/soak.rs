@@ -9,7 +9,8 @@
 //! against those closed forms too. Every 10th ticket is dropped unredeemed (the engine must collect its job)
 //! and every 25th job cancelled. Every 50th job is
 //! preceded by a malformed one (a shorter than the engine's size), which must fail with a typed error and
-//! leave the engine working. Device free memory and the process's resident set are read after the first
+//! leave the engine working. Halfway, a memory hog takes the device's free memory for 50 jobs: they must go on
+//! (jobs allocate nothing), and an engine made under it must fail with a typed error. Device free memory and the process's resident set are read after the first
 //! rotation and at the end: growth beyond 8 MiB (device) or 64 MiB (host) fails the run.
 //!
 //! One timed run is the whole soak (`--reps 1 --warmup 0`); `--iters` sets the job count (default 1,000).
@@ -32,6 +33,9 @@ const DEFAULT_JOBS: u32 = 1000;
 /// Allowed growth of the device's used memory and of the host's resident set over the soak.
 const DEVICE_SLACK_MIB: f64 = 8.0;
 const RSS_SLACK_MIB: f64 = 64.0;
+/// Device memory the soak's memory hog leaves free (the driver's own needs), and the jobs run under it.
+const HOG_SPARE: usize = 256 << 20;
+const HOG_JOBS: usize = 50;
 
 pub struct SoakOp;
 
@@ -84,18 +88,7 @@ impl<'g> Size<'g> {
         let g2_len = n / 4;
         let gens = Generators::new(n, Some(g2_len), seed);
         let data = host_data(n, &[n, g2_len], seed)?;
-        let engine = || -> Result<PartitionEngine<'g>> {
-            let mut srs = PartitionSrs::new(gpu, generate_on_gpu(gpu, &gens.h, n)?)?;
-            let g1 = gens
-                .g1
-                .iter()
-                .map(|inp| generate_on_gpu(gpu, inp, n))
-                .collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
-            srs.add_assignment(gpu, g1, Vec::new())?;
-            let g2 = gens.g2.as_ref().ok_or("the soak's sizes have a G2 query")?;
-            srs.add_assignment(gpu, Vec::new(), vec![generate_on_gpu(gpu, g2, g2_len)?])?;
-            Ok(PartitionEngine::new(gpu, srs, PartitionConfig::default())?)
-        };
+        let engine = || make_engine(gpu, &gens, n);
         // The reference: a second engine's results, checked against the closed forms and the quotient identity.
         let mut reference = engine()?;
         let mut h = gpu.alloc_pinned::<Scalar>(n, PinnedMode::ReadBack)?;
@@ -106,6 +99,16 @@ impl<'g> Size<'g> {
         drop(reference);
         Ok(Size { n, data, engine: engine()?, expected, expected_h, gens, seed })
     }
+}
+
+/// An engine for size `n` (its SRS generated on the GPU from `gens`).
+fn make_engine<'g>(gpu: &'g Gpu, gens: &Generators, n: usize) -> Result<PartitionEngine<'g>> {
+    let mut srs = PartitionSrs::new(gpu, generate_on_gpu(gpu, &gens.h, n)?)?;
+    let g1 = gens.g1.iter().map(|inp| generate_on_gpu(gpu, inp, n)).collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
+    srs.add_assignment(gpu, g1, Vec::new())?;
+    let g2 = gens.g2.as_ref().ok_or("the soak's sizes have a G2 query")?;
+    srs.add_assignment(gpu, Vec::new(), vec![generate_on_gpu(gpu, g2, n / 4)?])?;
+    Ok(PartitionEngine::new(gpu, srs, PartitionConfig::default())?)
 }
 
 /// A job over `data` in host memory, `h` downloaded into `h_out` when given.
@@ -222,6 +225,27 @@ impl SoakCase<'_> {
         Ok((total - free) as f64)
     }
 
+    /// Takes all but [`HOG_SPARE`] of the device's free memory. Jobs allocate nothing, so the next
+    /// [`HOG_JOBS`] jobs must go on as before; a new engine cannot be made, and must say so with a typed error.
+    fn memory_hog(&self, stats: &mut Stats) -> Result<DeviceBuffer<u8>> {
+        let (free, _) = self.gpu.memory_info()?;
+        let hog = self.gpu.alloc_zeroed::<u8>(free.saturating_sub(HOG_SPARE))?;
+        let smallest = &self.sizes[0];
+        match make_engine(self.gpu, &smallest.gens, smallest.n) {
+            Err(e)
+                if matches!(
+                    e.downcast_ref::<zkgpu::Error>(),
+                    Some(zkgpu::Error::OutOfMemory { .. } | zkgpu::Error::DeviceBudget { .. })
+                ) =>
+            {
+                stats.failures_injected += 1
+            }
+            Err(e) => return Err(format!("soak: an engine made under a memory hog failed with {e}").into()),
+            Ok(_) => return Err("soak: an engine was made with the device's memory taken".into()),
+        }
+        Ok(hog)
+    }
+
     /// Finishes one job and checks it (a wrong result is counted; a failed closed-form check is an error), or
     /// cancels it, or drops its ticket.
     fn settle(&mut self, job: InFlight, stats: &mut Stats) -> Result<()> {
@@ -261,7 +285,13 @@ impl Case for SoakCase<'_> {
         let mut pending: VecDeque<InFlight> = VecDeque::new();
         let mut baseline = None;
         let started = Instant::now();
+        let mut hog = None;
         for k in 0..self.jobs {
+            if k == self.jobs / 2 {
+                hog = Some(self.memory_hog(&mut stats)?);
+            } else if k == self.jobs / 2 + HOG_JOBS {
+                hog = None;
+            }
             let s = k % self.sizes.len();
             if k % 50 == 49 {
                 // A malformed job: typed error, nothing started, the engine keeps working.
@@ -302,6 +332,7 @@ impl Case for SoakCase<'_> {
         while let Some(done) = pending.pop_front() {
             self.settle(done, &mut stats)?;
         }
+        drop(hog);
         stats.ms = started.elapsed().as_secs_f64() * 1e3;
         let (device0, rss0) = baseline.ok_or("the soak needs at least one job per size")?;
         stats.device_growth_mib = (self.used_device_bytes()? - device0) / (1u64 << 20) as f64;
@@ -313,7 +344,7 @@ impl Case for SoakCase<'_> {
     fn verify(&mut self, _runs: u32) -> Result<()> {
         let s = self.stats.ok_or("the soak did not run")?;
         println!(
-            "soak: {} jobs ({} dropped, {} cancelled, {} malformed refused), {} wrong; device {:+.1} MiB, RSS {:+.1} MiB",
+            "soak: {} jobs ({} dropped, {} cancelled, {} failures injected and refused with typed errors), {} wrong; device {:+.1} MiB, RSS {:+.1} MiB",
             s.jobs, s.dropped, s.cancelled, s.failures_injected, s.wrong_results, s.device_growth_mib, s.rss_growth_mib
         );
         if s.wrong_results > 0 {
