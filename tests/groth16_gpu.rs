@@ -251,3 +251,27 @@ fn two_gpus_groth16_batch_spreads() {
     assert!(count >= 2, "two_gpus_groth16_batch_spreads needs 2 GPUs, {count} visible");
     spread_over(&Gpu::all().expect("GPUs"), "two_gpus_groth16_batch_spreads");
 }
+
+/// Within a device-memory budget one byte short of what the prover's engine holds without one, the H query
+/// streams from pinned memory, and the proofs stay byte-identical to bellperson's. Both provers see the same
+/// first circuit, so their engines are sized alike.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn proofs_within_a_device_budget_match_bellperson() {
+    let gpu = gpu();
+    let mut rng = seeded_rng("proofs_within_a_device_budget_match_bellperson");
+    let params = parameters(Sha256Chain { blocks: 1, data: None }, &mut rng);
+    let key = ProvingKey::from_parameters(&params).expect("key");
+    let first = Sha256Chain::random(1, &mut rng);
+    let mut resident = Groth16Prover::new(&gpu, key.clone()).expect("prover");
+    check_gpu("resident", &mut resident, &params, first.clone(), &mut rng);
+    let full = resident.memory()[0].expect("an engine after a proof").device_bytes;
+    drop(resident);
+    let config = ProverConfig { max_device_bytes: Some(full - 1), ..ProverConfig::default() };
+    let mut streamed = Groth16Prover::with_config(std::slice::from_ref(&gpu), key, config).expect("prover");
+    check_gpu("streamed H", &mut streamed, &params, first, &mut rng);
+    check_gpu("streamed H, second proof", &mut streamed, &params, Sha256Chain::random(1, &mut rng), &mut rng);
+    let memory = streamed.memory()[0].expect("an engine after a proof");
+    println!("resident {full} bytes; within a budget: {memory:?}");
+    assert!(memory.h_streamed && memory.device_bytes < full, "{memory:?}");
+}

@@ -32,8 +32,8 @@ use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::pinned::{PinnedBuffer, PinnedMode, PinnedPool};
 use crate::pipeline::{
-    AssignmentInput, AssignmentOutput, JobTicket, PartitionConfig, PartitionEngine, PartitionJob, PartitionSrs,
-    pick_engine, split_assignment,
+    AssignmentInput, AssignmentOutput, EngineMemory, JobTicket, PartitionConfig, PartitionEngine, PartitionJob,
+    PartitionSrs, pick_engine, split_assignment,
 };
 use crate::profile::PhaseReport;
 
@@ -150,11 +150,20 @@ pub struct ProverConfig {
     /// The pinned memory synthesis writes into. Synthesis never reads a, b, c back, so write-combined memory
     /// is safe; cached memory keeps a partially written line in the cache rather than flushing it.
     pub pinned_mode: PinnedMode,
+    /// Device memory each GPU's engine may hold (`None`: what the GPU has free): the engine's
+    /// [`PartitionConfig::max_device_bytes`]. With a budget the H query starts in pinned memory (from this
+    /// prover's pool) and streams in every proof when the rest leaves it no room ([`Groth16Prover::memory`]).
+    pub max_device_bytes: Option<usize>,
 }
 
 impl Default for ProverConfig {
     fn default() -> Self {
-        ProverConfig { engine: None, pinned_limit: None, pinned_mode: PinnedMode::WriteCombined }
+        ProverConfig {
+            engine: None,
+            pinned_limit: None,
+            pinned_mode: PinnedMode::WriteCombined,
+            max_device_bytes: None,
+        }
     }
 }
 
@@ -216,6 +225,11 @@ impl<'g> Groth16Prover<'g> {
     /// The GPUs proofs run on.
     pub fn gpus(&self) -> usize {
         self.devices.len()
+    }
+
+    /// Per GPU, how its engine placed the working set (`None` before that GPU's first proof).
+    pub fn memory(&self) -> Vec<Option<EngineMemory>> {
+        self.devices.iter().map(|d| d.engine.as_ref().map(|e| e.engine.memory())).collect()
     }
 
     /// The proving key.
@@ -464,7 +478,15 @@ impl<'g> Groth16Prover<'g> {
         let mut h = Vec::with_capacity(q.h.len() + 1);
         h.extend_from_slice(q.h);
         h.push(G1Affine::generator());
-        let mut srs = PartitionSrs::upload(d.gpu, &h)?;
+        config.max_device_bytes = self.config.max_device_bytes.or(config.max_device_bytes);
+        let mut srs = if config.max_device_bytes.is_some() {
+            // Within a budget the engine decides where H goes: it starts in pinned memory.
+            let mut pinned = self.pool.take::<G1Affine>(h.len())?;
+            pinned.copy_from_slice(&h);
+            PartitionSrs::pinned(d.gpu, pinned)?
+        } else {
+            PartitionSrs::upload(d.gpu, &h)?
+        };
         for g in 0..layout.groups.len() {
             let (g1, g2) = group_queries(&layout, g, &q);
             srs.add_assignment_host(d.gpu, &g1, &g2)?;
