@@ -219,12 +219,8 @@ fn shared_arena_round_trips_through_more_than_48k_of_dynamic_shared_memory() {
     let f = gpu.function("device_api_shared_arena").unwrap();
     let a = random_u32s(&mut rng, 1000);
 
-    // Without the opt-in the driver refuses a launch asking for > 48 KiB: a typed error, context intact.
-    match launch_arena(&gpu, &f, &a, ARENA_BYTES) {
-        Err(Error::Cuda(_)) => {}
-        other => panic!("launch with {ARENA_BYTES} B of dynamic shared memory before the opt-in gave {other:?}"),
-    }
-
+    // (Whether a launch before the opt-in fails is not checked: modules, and so the function's attribute, are
+    // shared by every handle in the process, and another test may have opted in already.)
     gpu.allow_dynamic_shared(&f, ARENA_BYTES).unwrap();
     for n in [1usize, 255, 256, 257, 1000, 70_000] {
         let a = random_u32s(&mut rng, n);

@@ -241,8 +241,10 @@ impl<'g> PartitionEngine<'g> {
                 total_bytes: total,
                 sm_count: gpu.info().sm_count,
             };
+            // Too small either way: the least of the resident set and the smallest streamed one.
+            let resident_bytes = fixed + h_bytes + resident.device_bytes::<G1>(false);
             let plan = MsmPlan::within::<G1>(srs.n, &streamed, true, &limits).map_err(|e| match e {
-                Error::OutOfMemory { requested, .. } => over(fixed + requested),
+                Error::OutOfMemory { requested, .. } => over(resident_bytes.min(fixed + requested)),
                 e => e,
             })?;
             let mut msm = Msm::new(gpu, plan)?;
