@@ -6,8 +6,6 @@
 //! faulted context back within a process.
 mod common;
 
-use std::process::Command;
-
 use cudarc::driver::LaunchConfig;
 use group::prime::PrimeCurveAffine;
 use zkgpu::{Error, Gpu, Ntt, PinnedMode};
@@ -62,20 +60,7 @@ fn fault_child() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_fault_loses_the_gpu_and_a_new_process_recovers() {
-    let out = Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["fault_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .output()
-        .expect("runs the child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the child failed ({}):\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("zkgpu-fault-child: every call failed fast"), "the child did not finish its checks");
+    common::run_child_test("fault_child", CHILD_ENV, "zkgpu-fault-child: every call failed fast");
 
     let gpu = common::gpu::gpu();
     assert!(gpu.health().is_ok());

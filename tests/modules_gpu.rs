@@ -29,15 +29,7 @@ const FIRST_USE_ENV: &str = "ZKGPU_FIRST_USE_CHILD";
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn modules_load_on_first_use_only() {
-    let out = Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["first_use_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(FIRST_USE_ENV, "1")
-        .output()
-        .expect("runs the child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(out.status.success(), "the child failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("zkgpu-first-use: checked"), "the child did not finish its checks");
+    common::run_child_test("first_use_child", FIRST_USE_ENV, "zkgpu-first-use: checked");
 }
 
 /// The child of `modules_load_on_first_use_only`; run directly (without its variable) it checks nothing and

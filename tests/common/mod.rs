@@ -65,3 +65,24 @@ macro_rules! curve_tests {
         }
     };
 }
+
+/// Runs test `name` of this test binary again in a child process with `env` set (for checks that need a
+/// process of their own: a faulted context, nothing loaded yet); asserts that it passed and printed `marker`,
+/// which shows it ran its checks rather than the direct-run path. Returns its standard output.
+pub fn run_child_test(name: &str, env: &str, marker: &str) -> String {
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([name, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(env, "1")
+        .output()
+        .expect("runs the child");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the child {name} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(marker), "the child {name} did not finish its checks");
+    stdout
+}
