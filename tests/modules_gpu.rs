@@ -104,7 +104,12 @@ fn child(dir: &Path) -> Command {
 fn image_of(output: &Output) -> ModuleImage {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "child failed: {stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    let line = stdout.lines().find_map(|l| l.strip_prefix("zkgpu-module-load ")).expect("the child's report");
+    // With --nocapture libtest prints "test module_load_child ... " without a newline before the test's own
+    // output, so the report can start mid-line.
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("zkgpu-module-load ").map(|(_, report)| report))
+        .unwrap_or_else(|| panic!("no report in the child's output:\n{stdout}"));
     println!("child: {line}");
     match line.split_whitespace().next() {
         Some("Ptx") => ModuleImage::Ptx,
