@@ -59,8 +59,14 @@ impl BenchOp for SoakOp {
         let gpu = gpu.ok_or("the soak runs on a GPU only")?;
         let jobs = opts.iters.unwrap_or(DEFAULT_JOBS) as usize;
         let seed = opts.seed ^ 0x50a4_0000;
-        let sizes =
-            (0..3).map(|k| Size::prepare(gpu, 1 << (log_n + k), seed ^ u64::from(k))).collect::<Result<Vec<_>>>()?;
+        let started = Instant::now();
+        let sizes = (0..3)
+            .map(|k| {
+                let size = Size::prepare(gpu, 1 << (log_n + k), seed ^ u64::from(k));
+                eprintln!("soak: 2^{} prepared at {:.1} s", log_n + k, started.elapsed().as_secs_f64());
+                size
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Box::new(SoakCase {
             gpu,
             sizes,
@@ -325,6 +331,9 @@ impl Case for SoakCase<'_> {
                 self.settle(done, &mut stats)?;
             }
             stats.jobs += 1;
+            if stats.jobs % 100 == 0 {
+                eprintln!("soak: {} jobs at {:.1} s", stats.jobs, started.elapsed().as_secs_f64());
+            }
             if k + 1 == self.sizes.len() {
                 baseline = Some((self.used_device_bytes()?, rss_bytes()));
             }
