@@ -240,8 +240,12 @@ fn best(rows: &[&Row], inputs: &str, value: impl Fn(&Row) -> Option<f64>, higher
     out
 }
 
-/// sppark's recorded times (ms) for (op, inputs), as points.
-fn peer_ms(op: &str, inputs: &str) -> Vec<(f64, f64)> {
+/// sppark's recorded times (ms) for (op, inputs), as points; none for results from another GPU than the one
+/// sppark was measured on (an H200).
+fn peer_ms(results: &Results, op: &str, inputs: &str) -> Vec<(f64, f64)> {
+    if !results.gpu.contains("H200") {
+        return Vec::new();
+    }
     let mut pts: Vec<(f64, f64)> = peers::SPPARK_H200
         .iter()
         .filter(|p| p.op == op && p.inputs == inputs)
@@ -367,7 +371,7 @@ fn time_and_speedup(
     for (k, (op, inputs, label, peer_op)) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
         let ms = best(&rows_of(results, op), inputs, median_ms, false);
-        let peer = peer_ms(peer_op, inputs);
+        let peer = peer_ms(results, peer_op, inputs);
         time.push(format!("zkgpu {label}"), color, Marker::Dot, Line::Solid, ms.clone());
         if !peer.is_empty() && !ms.is_empty() {
             // sppark's end-to-end NTT figures are of another configuration than zkgpu's rows: say which.
@@ -421,7 +425,7 @@ fn ntt(results: &Results) -> Family {
     let mut k = 0;
     for op in &ops {
         let ms = best(&rows_of(results, op), "device", median_ms, false);
-        let peer = peer_ms(op, "device");
+        let peer = peer_ms(results, op, "device");
         let pts = speedup(&ms, &peer);
         if !pts.is_empty() {
             ratio.push(op_label(op), PALETTE[k % PALETTE.len()], Marker::Dot, Line::Solid, pts);

@@ -256,7 +256,7 @@ impl<'g> PartitionEngine<'g> {
             }
             Msm::new(gpu, resident)?
         };
-        gpu.reserve_local_memory()?;
+        gpu.preload_kernels()?;
         gpu.synchronize()?;
         let epoch = Epoch::new(gpu)?;
         let engine = PartitionEngine {

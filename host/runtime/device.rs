@@ -179,18 +179,20 @@ impl Gpu {
         Ok(self.loaded_modules())
     }
 
-    /// Has the driver reserve, now, the per-thread local memory (stack frames and spills) of every production
-    /// kernel of the modules loaded so far. The driver otherwise grows that reservation at the first launch of
-    /// a kernel that needs more, by hundreds of megabytes on a large GPU, inside whatever job launches it first:
-    /// engines call this from `new()`, after loading their kernels, so that their jobs allocate nothing.
-    pub fn reserve_local_memory(&self) -> Result<()> {
+    /// Loads, now, the code of every production kernel of the modules loaded so far and has the driver reserve
+    /// their per-thread local memory (stack frames and spills). The driver otherwise does both at a kernel's
+    /// first launch (lazy loading; local memory grows by hundreds of megabytes on a large GPU), allocating
+    /// device memory inside whatever job launches it first: engines call this from `new()`, after loading
+    /// their modules, so that their jobs allocate nothing.
+    pub fn preload_kernels(&self) -> Result<()> {
         let loaded: Vec<Family> = self.loaded_modules().iter().filter_map(|m| m.family).collect();
         let mut need = 0usize;
         for kernel in
             zkgpu_kernels::interface::KERNELS.iter().filter(|k| k.family().is_some_and(|f| loaded.contains(&f)))
         {
-            let local =
-                self.kernel(kernel)?.get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
+            let function = self.kernel(kernel)?;
+            raw::load_function(&function)?;
+            let local = function.get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
             need = need.max(non_negative(local)? as usize);
         }
         self.ctx.bind_to_thread()?;

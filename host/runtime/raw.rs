@@ -50,6 +50,22 @@ pub(crate) fn driver_version() -> Result<i32> {
     Ok(version)
 }
 
+/// Driver version from which `cuFuncLoad` exists (CUDA 12.4).
+const FUNC_LOAD_VERSION: i32 = 12040;
+
+/// `cuFuncLoad`: loads `function`'s code onto its device now rather than at its first launch (the driver's
+/// lazy loading). A no-op on drivers older than 12.4, which lack the call (cudarc would panic on the missing
+/// symbol); the driver was checked by [`ensure_driver`] before any function existed.
+pub(crate) fn load_function(function: &cudarc::driver::CudaFunction) -> Result<()> {
+    if driver_version()? < FUNC_LOAD_VERSION {
+        return Ok(());
+    }
+    // SAFETY: the handle comes from a loaded module that `function` keeps alive; the symbol exists on this
+    // driver (version checked above).
+    unsafe { sys::cuFuncLoad(function.cu_function()) }.result()?;
+    Ok(())
+}
+
 /// The driver version as "major.minor" (e.g. "13.0"), with the driver's release where Linux shows it.
 /// `Err(NoDriver)` without libcuda.
 pub fn driver_version_string() -> Result<String> {

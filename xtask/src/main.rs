@@ -11,7 +11,6 @@ mod progress;
 mod ptx;
 mod ptxas;
 mod readme;
-mod sanitizer;
 mod test;
 mod util;
 
@@ -56,10 +55,6 @@ enum Task {
     Bundle {
         /// Output folder (created; emptied first if it is an earlier bundle).
         dir: PathBuf,
-        /// Also ship compute-sanitizer (PyPI wheel, ~9 MB in the bundle): `ZKGPU_SANITIZE=memcheck,racecheck,
-        /// synccheck DIR/run.sh OUT` then runs the GPU tests under each tool.
-        #[arg(long)]
-        sanitizer: bool,
     },
     /// Regenerate README.md's headline table, benches/results/README.md's tables and the plots
     /// benches/results/*.svg from benches/results/*.json.
@@ -92,7 +87,7 @@ fn main() -> ExitCode {
         Task::Ptx { check } => ptx::run(check).map(|_| ()),
         Task::Test { gpu, no_stable, cargo_args } => test::run(gpu, !no_stable, &cargo_args),
         Task::Bench(parsed) => bench::run(&parsed, &args_after(&args, "bench")),
-        Task::Bundle { dir, sanitizer } => bundle::run(&dir, sanitizer),
+        Task::Bundle { dir } => bundle::run(&dir),
         Task::Readme { check } => readme::run(check),
     };
     match result {

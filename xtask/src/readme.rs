@@ -466,8 +466,8 @@ fn op_table(results: &Results, op: &str) -> String {
     keys.sort();
     let mut md = format!("`{op}`\n\n");
     let peer = |log_n, inputs| peers::sppark(op, log_n, inputs).map(|p| p.figure.describe()).unwrap_or_default();
-    if !peers::SPPARK_H200.iter().any(|p| p.op == op) {
-        // No peer figure for this op: no peer columns.
+    if !results.gpu.contains("H200") || !peers::SPPARK_H200.iter().any(|p| p.op == op) {
+        // No peer figure for this op, or results from another GPU than the peer's: no peer columns.
         let _ = writeln!(md, "| log n | inputs | {} |", variants.join(" | "));
         let _ = writeln!(md, "|---:|---|{}", "---:|".repeat(variants.len()));
         for (log_n, inputs) in keys {
