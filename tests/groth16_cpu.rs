@@ -10,6 +10,7 @@ use common::circuits::{BadVariable, Blake2sHash, Empty, ManyInputs, OneConstrain
 use common::seeded_rng;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
+use rand_core::RngCore;
 use zkgpu::Error;
 use zkgpu::groth16::circuits::{PowerRounds, Sha256Chain};
 use zkgpu::groth16::{ProvingKey, prove_cpu, synthesize};
@@ -129,6 +130,120 @@ fn key_read_from_a_parameter_file_proves_the_same() {
     assert!(matches!(ProvingKey::read(&path, false), Err(Error::InvalidKey(_))));
     std::fs::remove_dir_all(&dir).ok();
     assert!(matches!(ProvingKey::read(dir.join("missing.bin"), false), Err(Error::InvalidKey(_))));
+}
+
+/// A parameter file of `h_len` H points and a few points in every other query (multiples of the generators:
+/// any valid points will do, the reader does not know which circuit they belong to), written by bellperson.
+fn synthetic_parameter_file(path: &std::path::Path, h_len: usize, rng: &mut ChaCha20Rng) -> Parameters<Bls12> {
+    use group::{Curve, Group};
+    fn points<G: Group + Curve>(len: usize, step: G) -> Vec<G::AffineRepr>
+    where
+        G::AffineRepr: Default + Copy,
+    {
+        let mut proj = Vec::with_capacity(len);
+        let mut p = step;
+        for _ in 0..len {
+            proj.push(p);
+            p += step;
+        }
+        let mut affine = vec![G::AffineRepr::default(); len];
+        G::batch_normalize(&proj, &mut affine);
+        affine
+    }
+    let vk = parameters(OneConstraint { xy: None, wrong: false }, rng).vk;
+    let g1 = blstrs::G1Projective::generator() * Scalar::random(&mut *rng);
+    let g2 = blstrs::G2Projective::generator() * Scalar::random(&mut *rng);
+    let params = Parameters {
+        vk,
+        h: std::sync::Arc::new(points(h_len, g1)),
+        l: std::sync::Arc::new(points(300, g1.double())),
+        a: std::sync::Arc::new(points(301, g1 + g1.double())),
+        b_g1: std::sync::Arc::new(points(299, g1.double().double())),
+        b_g2: std::sync::Arc::new(points(299, g2)),
+    };
+    params.write(std::io::BufWriter::new(std::fs::File::create(path).expect("create"))).expect("write params");
+    params
+}
+
+/// The parallel reader accepts what bellperson's `Parameters::read` accepts, with the same points, and
+/// rejects what it rejects: on an intact file, on files with random bytes changed, on truncations, and on a
+/// length prefix past the end. A file with several bad points reports the first in file order.
+#[test]
+fn key_reader_agrees_with_bellperson_on_intact_and_damaged_files() {
+    let mut rng = seeded_rng("key_reader_agrees_with_bellperson_on_intact_and_damaged_files");
+    let dir = std::env::temp_dir().join(format!("zkgpu-key-reader-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("params.bin");
+    // 2^15 − 1 H points: more than one of the reader's chunks, so chunks are decoded in parallel.
+    let params = synthetic_parameter_file(&path, (1 << 15) - 1, &mut rng);
+    let intact = std::fs::read(&path).expect("read back");
+    let theirs = |bytes: &[u8], checked: bool| Parameters::<Bls12>::read(bytes, checked);
+    for checked in [false, true] {
+        let key = ProvingKey::read(&path, checked).expect("an intact file reads");
+        assert!(key.to_parameters() == params, "the points read differ from those written (checked {checked})");
+    }
+
+    // Random damage: where bellperson rejects, zkgpu must too; where zkgpu accepts, bellperson must have
+    // accepted the same points (zkgpu may reject more: it also checks the domain and δ).
+    let damaged = dir.join("damaged.bin");
+    let mut rejected = 0;
+    for round in 0..40 {
+        let mut bytes = intact.clone();
+        let at = (rng.next_u64() % bytes.len() as u64) as usize;
+        bytes[at] ^= 1 << (rng.next_u32() % 8);
+        std::fs::write(&damaged, &bytes).expect("write damaged");
+        let checked = round % 4 == 0;
+        let (ours, theirs) = (ProvingKey::read(&damaged, checked), theirs(&bytes, checked));
+        match (&ours, &theirs) {
+            (Ok(key), Ok(p)) => assert!(key.to_parameters() == *p, "byte {at}: accepted with other points"),
+            (Ok(_), Err(e)) => panic!("byte {at}: bellperson rejects ({e}) but zkgpu accepts"),
+            (Err(Error::InvalidKey(_)), _) => rejected += 1,
+            (Err(e), _) => panic!("byte {at}: not an InvalidKey error: {e}"),
+        }
+    }
+    println!("{rejected} of 40 damaged files rejected");
+
+    // Truncated anywhere (inside the verifying key, a length prefix, a point): rejected.
+    for cut in [10, 900, intact.len() / 3, intact.len() - 200, intact.len() - 1] {
+        std::fs::write(&damaged, &intact[..cut]).expect("truncate");
+        assert!(theirs(&intact[..cut], false).is_err());
+        assert!(matches!(ProvingKey::read(&damaged, false), Err(Error::InvalidKey(_))), "cut at {cut}");
+    }
+
+    // A length prefix far past the end is refused before any memory is taken for it.
+    let h_len_at = 3 * 96 + 3 * 192 + 4 + 96 * params.vk.ic.len();
+    let mut bytes = intact.clone();
+    bytes[h_len_at..h_len_at + 4].copy_from_slice(&u32::MAX.to_be_bytes());
+    std::fs::write(&damaged, &bytes).expect("write");
+    match ProvingKey::read(&damaged, false) {
+        Err(Error::InvalidKey(m)) => assert!(m.contains("truncated"), "{m}"),
+        other => panic!("a length past the end: {other:?}"),
+    }
+
+    // Two bad points in different chunks (one the point at infinity): the earlier one is reported, every
+    // time, whichever thread finds its own first.
+    let point = |i: usize| h_len_at + 4 + 96 * i;
+    let mut bytes = intact.clone();
+    let (first, second) = (20_000, 30_000);
+    bytes[point(second)..point(second + 1)].fill(0);
+    bytes[point(second)] = 0x40; // the uncompressed encoding of the point at infinity
+    bytes[point(first) + 50] ^= 0x01; // off the curve
+    std::fs::write(&damaged, &bytes).expect("write");
+    for _ in 0..3 {
+        match ProvingKey::read(&damaged, false) {
+            Err(Error::InvalidKey(m)) => assert!(m.contains(&format!("H query point {first}:")), "{m}"),
+            other => panic!("two bad points: {other:?}"),
+        }
+    }
+    bytes[point(first) + 50] ^= 0x01;
+    std::fs::write(&damaged, &bytes).expect("write");
+    match ProvingKey::read(&damaged, false) {
+        Err(Error::InvalidKey(m)) => {
+            assert!(m.contains(&format!("H query point {second}: the point at infinity")), "{m}")
+        }
+        other => panic!("the point at infinity: {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

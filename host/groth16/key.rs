@@ -5,8 +5,7 @@
 //! variables A uses, B (G1 and G2) the inputs B uses then the aux B uses, L every aux variable, H `n − 1`
 //! points for a domain of `n`. Which variables a query uses is known only after synthesis (the densities of
 //! [`super::Witness`]), so [`ProvingKey::queries`] cuts the slices per witness, as bellperson does.
-use std::io::BufReader;
-use std::path::Path;
+use std::ops::Deref;
 use std::sync::Arc;
 
 use bellperson::groth16::{Parameters, VerifyingKey};
@@ -15,16 +14,62 @@ use group::prime::PrimeCurveAffine;
 
 use super::synthesis::Witness;
 use crate::error::{Error, Result};
+use crate::memory::DeviceSafe;
+use crate::pinned::PinnedBuffer;
+
+/// Where a query's points live: shared with a bellperson `Parameters` on the heap, or page-locked memory the
+/// GPU reads at PCIe line rate ([`ProvingKey::read_pinned`]).
+pub(crate) enum Points<T: DeviceSafe> {
+    Heap(Arc<Vec<T>>),
+    Pinned(Arc<PinnedBuffer<T>>),
+}
+
+impl<T: DeviceSafe> Clone for Points<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Points::Heap(v) => Points::Heap(v.clone()),
+            Points::Pinned(p) => Points::Pinned(p.clone()),
+        }
+    }
+}
+
+impl<T: DeviceSafe> Deref for Points<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Points::Heap(v) => v,
+            Points::Pinned(p) => p,
+        }
+    }
+}
+
+impl<T: DeviceSafe> Points<T> {
+    /// The points to fill, while nothing else shares them (just after allocation).
+    pub(crate) fn unique_mut(&mut self) -> Option<&mut [T]> {
+        match self {
+            Points::Heap(v) => Arc::get_mut(v).map(Vec::as_mut_slice),
+            Points::Pinned(p) => Arc::get_mut(p).map(|p| &mut **p),
+        }
+    }
+
+    /// Shares heap points; copies pinned ones.
+    fn to_heap(&self) -> Arc<Vec<T>> {
+        match self {
+            Points::Heap(v) => v.clone(),
+            Points::Pinned(p) => Arc::new(p.to_vec()),
+        }
+    }
+}
 
 /// A Groth16 proving key for one circuit. Cloning shares the points.
 #[derive(Clone)]
 pub struct ProvingKey {
     pub(crate) vk: VerifyingKey<Bls12>,
-    pub(crate) h: Arc<Vec<G1Affine>>,
-    pub(crate) l: Arc<Vec<G1Affine>>,
-    pub(crate) a: Arc<Vec<G1Affine>>,
-    pub(crate) b_g1: Arc<Vec<G1Affine>>,
-    pub(crate) b_g2: Arc<Vec<G2Affine>>,
+    pub(crate) h: Points<G1Affine>,
+    pub(crate) l: Points<G1Affine>,
+    pub(crate) a: Points<G1Affine>,
+    pub(crate) b_g1: Points<G1Affine>,
+    pub(crate) b_g2: Points<G2Affine>,
 }
 
 impl std::fmt::Debug for ProvingKey {
@@ -57,27 +102,35 @@ impl ProvingKey {
     pub fn from_parameters(params: &Parameters<Bls12>) -> Result<Self> {
         let key = ProvingKey {
             vk: params.vk.clone(),
-            h: params.h.clone(),
-            l: params.l.clone(),
-            a: params.a.clone(),
-            b_g1: params.b_g1.clone(),
-            b_g2: params.b_g2.clone(),
+            h: Points::Heap(params.h.clone()),
+            l: Points::Heap(params.l.clone()),
+            a: Points::Heap(params.a.clone()),
+            b_g1: Points::Heap(params.b_g1.clone()),
+            b_g2: Points::Heap(params.b_g2.clone()),
         };
         key.validate()?;
         Ok(key)
     }
 
-    /// Reads a key written by bellperson's `Parameters::write`. `checked` verifies every point is on the
-    /// curve and in the subgroup (slow: minutes for large keys); unchecked reading trusts the file.
-    pub fn read(path: impl AsRef<Path>, checked: bool) -> Result<Self> {
-        let path = path.as_ref();
-        let file = std::fs::File::open(path).map_err(|e| Error::InvalidKey(format!("{}: {e}", path.display())))?;
-        let params = Parameters::<Bls12>::read(BufReader::new(file), checked)
-            .map_err(|e| Error::InvalidKey(format!("{}: {e}", path.display())))?;
-        ProvingKey::from_parameters(&params)
+    /// The key as bellperson's `Parameters` (for its provers): shares the points of a key on the heap, copies
+    /// those of a pinned one.
+    pub fn to_parameters(&self) -> Parameters<Bls12> {
+        Parameters {
+            vk: self.vk.clone(),
+            h: self.h.to_heap(),
+            l: self.l.to_heap(),
+            a: self.a.to_heap(),
+            b_g1: self.b_g1.to_heap(),
+            b_g2: self.b_g2.to_heap(),
+        }
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Whether the points are in page-locked memory ([`ProvingKey::read_pinned`]).
+    pub fn is_pinned(&self) -> bool {
+        matches!(self.h, Points::Pinned(_))
+    }
+
+    pub(super) fn validate(&self) -> Result<()> {
         if !self.domain().is_power_of_two() {
             return Err(Error::InvalidKey(format!("{} H points: not one less than a power of two", self.h.len())));
         }

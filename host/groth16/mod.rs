@@ -6,7 +6,8 @@
 //! public inputs' terms are summed on the CPU meanwhile, and the proof is assembled with the blinding factors.
 //! Proofs equal bellperson's `create_proof` with the same `r`, `s` byte for byte (the tests check it).
 //!
-//! - [`ProvingKey`]: bellperson's `Parameters<Bls12>`, from memory or its file format.
+//! - [`ProvingKey`]: bellperson's `Parameters<Bls12>`, from memory or its file format (read on every core,
+//!   into the heap or pinned memory).
 //! - [`Groth16Prover`]: `prove` (random `r`, `s`), `prove_with` (given), `prove_batch` (synthesis of many
 //!   circuits on all cores, overlapped with the GPU), `start` / `finish` (a proof in flight while the caller
 //!   synthesizes the next).
@@ -19,6 +20,7 @@
 pub mod circuits;
 mod cpu;
 mod key;
+mod key_file;
 mod prover;
 mod synthesis;
 

@@ -475,17 +475,18 @@ impl<'g> Groth16Prover<'g> {
         d.engine = None; // free the old working set before allocating the new one
         let q = self.key.queries(w)?;
         let layout = Layout::plan(w);
-        let mut h = Vec::with_capacity(q.h.len() + 1);
-        h.extend_from_slice(q.h);
-        h.push(G1Affine::generator());
+        // The engine's H query has `n` points: the key's `n − 1` and a pad (see the module doc).
+        let h_pad = [G1Affine::generator()];
         config.max_device_bytes = self.config.max_device_bytes.or(config.max_device_bytes);
         let mut srs = if config.max_device_bytes.is_some() {
             // Within a budget the engine decides where H goes: it starts in pinned memory.
-            let mut pinned = self.pool.take::<G1Affine>(h.len())?;
-            pinned.copy_from_slice(&h);
+            let mut pinned = self.pool.take::<G1Affine>(q.h.len() + 1)?;
+            let (points, pad) = pinned.split_at_mut(q.h.len());
+            points.copy_from_slice(q.h);
+            pad.copy_from_slice(&h_pad);
             PartitionSrs::pinned(d.gpu, pinned)?
         } else {
-            PartitionSrs::upload(d.gpu, &h)?
+            PartitionSrs::new(d.gpu, d.gpu.upload_parts(&[q.h, &h_pad])?)?
         };
         for g in 0..layout.groups.len() {
             let (g1, g2) = group_queries(&layout, g, &q);

@@ -191,15 +191,28 @@ impl Gpu {
     /// Returns when the copy is complete, so `host` may be reused at once even when it is page-locked
     /// memory (for background copies use [`Gpu::upload_async`] from a [`PinnedBuffer`]).
     pub fn upload<T: DeviceSafe>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
-        let span = tracing::debug_span!("zkgpu.upload", bytes = size_of_val(host));
+        self.upload_parts(&[host])
+    }
+
+    /// [`Gpu::upload`] of the concatenation of `parts`, without concatenating them on the host (a part in
+    /// page-locked memory is copied at DMA speed).
+    pub fn upload_parts<T: DeviceSafe>(&self, parts: &[&[T]]) -> Result<DeviceBuffer<T>> {
+        let len = parts.iter().try_fold(0usize, |sum, p| sum.checked_add(p.len()));
+        let len = len.ok_or_else(|| Error::SizeOverflow(format!("{} parts to upload", parts.len())))?;
+        let span = tracing::debug_span!("zkgpu.upload", bytes = len * size_of::<T>());
         let _entered = span.enter();
-        let mut buf = DeviceBuffer::<T>::alloc_on(self, &self.compute, host.len())?;
-        if host.is_empty() {
+        let mut buf = DeviceBuffer::<T>::alloc_on(self, &self.compute, len)?;
+        if len == 0 {
             self.compute.memset_zeros(&mut buf.bytes)?;
-        } else {
-            self.compute.memcpy_htod(as_bytes(host), &mut buf.bytes)?;
-            self.compute.synchronize()?;
+            return Ok(buf);
         }
+        let mut at = 0;
+        for part in parts.iter().filter(|p| !p.is_empty()) {
+            let mut dst = buf.raw_range_mut(at..at + part.len())?;
+            self.compute.memcpy_htod(as_bytes(part), &mut dst)?;
+            at += part.len();
+        }
+        self.compute.synchronize()?;
         Ok(buf)
     }
 

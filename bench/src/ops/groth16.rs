@@ -18,7 +18,8 @@
 //! `-cached` synthesize into cached pinned memory instead of write-combined (an A/B of the synthesis writes).
 //! Extra JSON fields: `proofs_per_s`, `synthesis_ms` (zkgpu's synthesis, or bellperson's as it logs it),
 //! `post_synthesis_ms` (end of synthesis to finished proof), `constraints`, `verified`, `gpu_busy`, and
-//! for zkgpu the GPU phases `ntt_ms`, `msm_ms`, `h2d_ms` (per proof).
+//! for zkgpu the GPU phases `ntt_ms`, `msm_ms`, `h2d_ms` (per proof); `key_read_ms` (reading the parameter
+//! file with `ProvingKey::read`, or `read_pinned` for the GPU prover: `key_pinned`).
 use super::{BenchOp, Case, CaseOptions, Target};
 use crate::Result;
 use bellperson::Circuit;
@@ -108,7 +109,12 @@ impl BenchOp for Groth16Op {
             "bellperson-cpu" => Prover::Bellperson { proofs: 1 },
             _ => Prover::Bellperson { proofs: BATCH },
         };
-        let workload = Workload::new(log_n, x5)?;
+        // The GPU prover's key is read into pinned memory, the CPU provers' into the heap.
+        let pinned_key = match prover {
+            Prover::Zkgpu { .. } => gpu,
+            _ => None,
+        };
+        let workload = Workload::new(log_n, x5, pinned_key)?;
         let engine = match (prover, gpu) {
             (Prover::Zkgpu { .. }, Some(gpu)) => {
                 let pinned_mode = if cached { PinnedMode::ReadBack } else { PinnedMode::WriteCombined };
@@ -156,9 +162,10 @@ struct Workload {
     x5: bool,
     blocks: usize,
     constants: Vec<Scalar>,
-    params: Parameters<Bls12>,
     pvk: PreparedVerifyingKey<Bls12>,
     key: ProvingKey,
+    /// Reading the key from its file (`ProvingKey::read`, or `read_pinned` for the GPU prover).
+    key_read_ms: f64,
     constraints: usize,
 }
 
@@ -205,8 +212,9 @@ fn params_dir() -> PathBuf {
 
 impl Workload {
     /// The circuit family's parameters for `2^log_n` (the rounds' constants and the parameters come from a
-    /// fixed seed per size, so cached files stay valid).
-    fn new(log_n: u32, x5: bool) -> Result<Workload> {
+    /// fixed seed per size, so cached files stay valid), read from the cache file into pinned memory of
+    /// `pinned` if given, else into the heap.
+    fn new(log_n: u32, x5: bool, pinned: Option<&Gpu>) -> Result<Workload> {
         let mut rng = ChaCha20Rng::seed_from_u64(0x6167_1600 ^ u64::from(log_n));
         let (blocks, constants, blank, name) = if x5 {
             let template = PowerRounds::random(power_rounds(log_n), &mut rng);
@@ -222,15 +230,10 @@ impl Workload {
             )
         };
         let path = params_dir().join(name);
-        let params = if path.exists() {
-            eprintln!("groth16_prove: reading parameters {}", path.display());
-            let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            Parameters::<Bls12>::read(std::io::BufReader::new(file), false)
-                .map_err(|e| format!("{}: {e}", path.display()))?
-        } else {
+        if !path.exists() {
             eprintln!("groth16_prove: generating parameters for 2^{log_n} (once; cached at {})", path.display());
             let started = Instant::now();
-            let params =
+            let params: Parameters<Bls12> =
                 groth16::generate_random_parameters::<Bls12, _, _>(blank, &mut rng).map_err(|e| e.to_string())?;
             eprintln!("groth16_prove: parameters in {:.1} s", started.elapsed().as_secs_f64());
             std::fs::create_dir_all(params_dir()).map_err(|e| format!("{}: {e}", params_dir().display()))?;
@@ -238,15 +241,17 @@ impl Workload {
             let file = std::fs::File::create(&part).map_err(|e| format!("{}: {e}", part.display()))?;
             params.write(std::io::BufWriter::new(file)).map_err(|e| format!("{}: {e}", part.display()))?;
             std::fs::rename(&part, &path).map_err(|e| format!("{}: {e}", path.display()))?;
-            params
-        };
-        let key = ProvingKey::from_parameters(&params)?;
-        if key.domain() != 1 << log_n {
-            return Err(format!("groth16_prove: the circuit's domain is {}, not 2^{log_n}", key.domain()).into());
         }
-        let pvk = groth16::prepare_verifying_key(&params.vk);
+        let started = Instant::now();
+        let key = match pinned {
+            Some(gpu) => ProvingKey::read_pinned(gpu, &path, false)?,
+            None => ProvingKey::read(&path, false)?,
+        };
+        let key_read_ms = started.elapsed().as_secs_f64() * 1e3;
+        eprintln!("groth16_prove: read {} in {key_read_ms:.0} ms (pinned: {})", path.display(), key.is_pinned());
+        let pvk = groth16::prepare_verifying_key(key.verifying_key());
         let constraints = if x5 { 4 * constants.len() + 2 } else { 26_354 + 26_704 * (blocks - 1) + 3 };
-        Ok(Workload { x5, blocks, constants, params, pvk, key, constraints })
+        Ok(Workload { x5, blocks, constants, pvk, key, key_read_ms, constraints })
     }
 
     fn circuit(&self, rng: &mut ChaCha20Rng) -> BenchCircuit {
@@ -333,8 +338,8 @@ impl Case for Groth16Case<'_> {
             }
             (Prover::Bellperson { .. }, _) => {
                 let synthesis = capture_synthesis_log();
-                let proofs =
-                    groth16::create_proof_batch(circuits, &self.workload.params, r, s).map_err(|e| e.to_string())?;
+                let params = self.workload.key.to_parameters(); // shares the heap key's points
+                let proofs = groth16::create_proof_batch(circuits, &params, r, s).map_err(|e| e.to_string())?;
                 self.last.synthesis_ms.extend(synthesis.take());
                 (proofs, Vec::new())
             }
@@ -382,6 +387,8 @@ impl Case for Groth16Case<'_> {
             if self.workload.x5 { "x5-rounds".into() } else { format!("sha256-{}", self.workload.blocks).into() },
         );
         put("proofs_per_s", median(&self.last.proofs_per_s).into());
+        put("key_read_ms", self.workload.key_read_ms.into());
+        put("key_pinned", self.workload.key.is_pinned().into());
         let s = &self.last;
         for (k, v) in [
             ("synthesis_ms", &s.synthesis_ms),
