@@ -19,7 +19,8 @@
 //! Extra JSON fields: `proofs_per_s`, `synthesis_ms` (zkgpu's synthesis, or bellperson's as it logs it),
 //! `post_synthesis_ms` (end of synthesis to finished proof), `constraints`, `verified`, `gpu_busy`, and
 //! for zkgpu the GPU phases `ntt_ms`, `msm_ms`, `h2d_ms` (per proof); `key_read_ms` (reading the parameter
-//! file with `ProvingKey::read`, or `read_pinned` for the GPU prover: `key_pinned`).
+//! file with `ProvingKey::read`, or `read_pinned` for the GPU prover: `key_pinned`), `first_run_ms` (the
+//! warm-up run, which for the GPU prover also loads the kernels and uploads the key).
 use super::{BenchOp, Case, CaseOptions, Target};
 use crate::Result;
 use bellperson::Circuit;
@@ -131,6 +132,7 @@ impl BenchOp for Groth16Op {
             rng: ChaCha20Rng::seed_from_u64(opts.seed),
             proved: Vec::new(),
             last: Default::default(),
+            first_run_ms: None,
         }))
     }
 }
@@ -283,6 +285,9 @@ struct Groth16Case<'g> {
     /// Every proof made, with its public inputs, verified in `verify`.
     proved: Vec<(Proof<Bls12>, Vec<Scalar>)>,
     last: RunStats,
+    /// Wall time of the first run (the warm-up): for the GPU prover it also builds the engine (kernel
+    /// modules, the key's upload), what a freshly started prover pays once.
+    first_run_ms: Option<f64>,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -346,6 +351,7 @@ impl Case for Groth16Case<'_> {
             (Prover::Zkgpu { .. }, None) => return Err("zkgpu prover without a GPU".into()),
         };
         let ms = started.elapsed().as_secs_f64() * 1e3;
+        self.first_run_ms.get_or_insert(ms);
         for report in &reports {
             self.record_report(report);
         }
@@ -389,6 +395,9 @@ impl Case for Groth16Case<'_> {
         put("proofs_per_s", median(&self.last.proofs_per_s).into());
         put("key_read_ms", self.workload.key_read_ms.into());
         put("key_pinned", self.workload.key.is_pinned().into());
+        if let Some(ms) = self.first_run_ms {
+            put("first_run_ms", ms.into());
+        }
         let s = &self.last;
         for (k, v) in [
             ("synthesis_ms", &s.synthesis_ms),
