@@ -271,9 +271,11 @@ fn eval<'d>(
         let Some(value) = values.get(index) else {
             return Err(if is_input { Index::Input(index) } else { Index::Aux(index) });
         };
-        acc += product(coeff, value);
         if let Some(d) = density {
             d.mark(index);
+        }
+        if limbs(value) != [0; 4] {
+            acc += product(coeff, value);
         }
     }
     Ok(acc)
