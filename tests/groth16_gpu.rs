@@ -278,8 +278,8 @@ fn proofs_within_a_device_budget_match_bellperson() {
     assert!(memory.h_streamed && memory.device_bytes < full, "{memory:?}");
 }
 
-/// A key read from its parameter file into pinned memory proves byte-identically to bellperson, resident and
-/// within a device budget (where H streams from the prover's pinned copy of it).
+/// A key read from its parameter file into pinned memory holds the points written and proves
+/// byte-identically to bellperson (the engine uploads it from pinned memory).
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_key_read_into_pinned_memory_proves_the_same() {
@@ -295,14 +295,9 @@ fn a_key_read_into_pinned_memory_proves_the_same() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(key.is_pinned());
     assert!(key.to_parameters() == params, "the pinned key's points differ from the parameters written");
-    let mut prover = Groth16Prover::new(&gpu, key.clone()).expect("prover");
+    let mut prover = Groth16Prover::new(&gpu, key).expect("prover");
     for round in 0..2 {
         let c = PowerRounds { x: Some(Scalar::random(&mut rng)), constants: circuit.constants.clone() };
         check_gpu(&format!("pinned key (proof {round})"), &mut prover, &params, c, &mut rng);
     }
-    let full = prover.memory()[0].expect("an engine after a proof").device_bytes;
-    drop(prover);
-    let config = ProverConfig { max_device_bytes: Some(full - 1), ..ProverConfig::default() };
-    let mut budget = Groth16Prover::with_config(std::slice::from_ref(&gpu), key, config).expect("prover");
-    check_gpu("pinned key within a budget", &mut budget, &params, circuit, &mut rng);
 }

@@ -294,7 +294,8 @@ fn cancelled_jobs_free_their_place_and_the_bound_holds() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn jobs_allocate_no_device_memory() {
-    let _memory = shared_device_memory();
+    // Exclusive: it reads the device's free memory, which a test running beside it would change.
+    let _memory = exclusive_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("jobs_allocate_no_device_memory");
     let n = 1 << 12;
