@@ -204,12 +204,6 @@ impl<'g> PartitionEngine<'g> {
         let over =
             |needed: usize| Error::DeviceBudget { budget, needed, what: format!("a 2^{log_n} partition engine") };
         let shape = srs.shape();
-        // Every module a job launches, compiled side by side when the module cache is cold.
-        let mut families = vec![Family::Ntt, Family::Msm, Family::MsmG1, Family::BatchAdd, Family::BatchAddG1];
-        if srs.assignments.iter().any(|a| !a.g2.is_empty()) {
-            families.extend([Family::MsmG2, Family::BatchAddG2]);
-        }
-        gpu.load_families(&families)?;
         let ntt = Ntt::new(gpu)?;
         let queries = srs
             .assignments

@@ -131,7 +131,6 @@ use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, DeviceSafe, as_bytes};
-use crate::module::Family;
 use crate::msm::{Accumulation, Bases, DeviceLimits, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, choose_window_bits};
 use crate::ntt::{Ntt, checked_log_n};
 use crate::pinned::PinnedBuffer;

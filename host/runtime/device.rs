@@ -163,22 +163,10 @@ impl Gpu {
     pub fn warm_up(&self) -> Result<Vec<LoadedModule>> {
         let span = tracing::info_span!("zkgpu.warm_up", ordinal = self.info.ordinal);
         let _entered = span.enter();
-        self.load_families(Family::PRODUCTION)?;
-        Ok(self.loaded_modules())
-    }
-
-    /// Loads the modules of `families` that are not loaded yet, side by side: the driver compiles a module on
-    /// one thread, so an API that needs several (a G1 MSM: `msm`, `msm_g1` and `batch_add_g1`) waits for the
-    /// slowest compilation rather than for their sum when the module cache is cold.
-    pub fn load_families(&self, families: &[Family]) -> Result<()> {
-        let mut families = families.to_vec();
-        families.sort_by_key(|f| f.index());
-        families.dedup();
-        if let [only] = families[..] {
-            return self.modules.family(only).map(drop);
-        }
         std::thread::scope(|s| {
-            let loads: Vec<_> = families.iter().map(|&family| s.spawn(move || self.modules.family(family))).collect();
+            // Compilation is single-threaded per module in the driver: the families compile side by side.
+            let loads: Vec<_> =
+                Family::PRODUCTION.iter().map(|&family| s.spawn(move || self.modules.family(family))).collect();
             loads.into_iter().try_for_each(|load| match load.join() {
                 Ok(result) => result.map(drop),
                 Err(_) => Err(Error::ModuleLoad {
@@ -187,14 +175,8 @@ impl Gpu {
                     log: "\na module-loading thread panicked".to_string(),
                 }),
             })
-        })
-    }
-
-    /// The functions of `kernels`, their modules loaded side by side ([`Gpu::load_families`]).
-    pub fn kernels<const N: usize>(&self, kernels: [&Kernel; N]) -> Result<[CudaFunction; N]> {
-        self.load_families(&kernels.iter().filter_map(|k| k.family()).collect::<Vec<_>>())?;
-        let functions = kernels.iter().map(|k| self.kernel(k)).collect::<Result<Vec<_>>>()?;
-        functions.try_into().map_err(|_| Error::MissingKernel("kernel count".into()))
+        })?;
+        Ok(self.loaded_modules())
     }
 
     /// Loads, now, the code of every production kernel of the modules loaded so far and has the driver reserve

@@ -10,9 +10,7 @@
 //!
 //! Variants: `cold_first_{ntt,msm_g1,batch_add,msm_g2}` (an empty zkgpu module cache: the first op of each
 //! family compiles its modules), `cold_warm_up` (`zkgpu::warm_up`, every production module, from an empty
-//! cache), `cold_first_msm_g1_serial` (the MSM's three modules loaded one after another, as before they
-//! loaded side by side: the same-host comparison) and `warm_first_op` (an NTT with the cache filled by an
-//! untimed warm-up first). All of these ignore
+//! cache) and `warm_first_op` (an NTT with the cache filled by an untimed warm-up first). All of these ignore
 //! SASS embedded at build time (`ZKGPU_EMBEDDED_SASS=off`): they time the JIT and the module cache, what a
 //! build without ptxas gets. `embedded_first_msm_g1` and `embedded_warm_up` time the same from an empty cache
 //! with the embedded SASS in use (a runner built with `ZKGPU_SASS` naming the device's architecture).
@@ -31,7 +29,6 @@ use zkgpu::{Gpu, Ntt, NttConfig};
 const VARIANTS: &[&str] = &[
     "cold_first_ntt",
     "cold_first_msm_g1",
-    "cold_first_msm_g1_serial",
     "cold_first_batch_add",
     "cold_first_msm_g2",
     "cold_warm_up",
@@ -200,9 +197,8 @@ pub fn child(variant: &str, log_n: u32, device: usize, seed: u64) -> Result<()> 
                 return Err("the NTT's result differs from the CPU reference".into());
             }
         }
-        "cold_first_msm_g1" => first_msm::<G1>(n, seed, device, started, report, false)?,
-        "cold_first_msm_g1_serial" => first_msm::<G1>(n, seed, device, started, report, true)?,
-        "cold_first_msm_g2" => first_msm::<G2>(n, seed, device, started, report, false)?,
+        "cold_first_msm_g1" => first_msm::<G1>(n, seed, device, started, report)?,
+        "cold_first_msm_g2" => first_msm::<G2>(n, seed, device, started, report)?,
         "cold_first_batch_add" => {
             let (a, b, points) = points::<G1>(n, seed);
             let inputs_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -252,16 +248,8 @@ fn points<C: BenchCurve>(n: usize, seed: u64) -> (C::Projective, C::Projective, 
     (a, b, points)
 }
 
-/// MSM of random scalars over `A + i·B`: expected `(Σ sᵢ)·A + (Σ i·sᵢ)·B`. `serial` loads the MSM's modules
-/// one after another first, as zkgpu did before it loaded them side by side (the same-host comparison).
-fn first_msm<C: BenchCurve>(
-    n: usize,
-    seed: u64,
-    device: usize,
-    started: Instant,
-    report: impl Fn(f64),
-    serial: bool,
-) -> Result<()>
+/// MSM of random scalars over `A + i·B`: expected `(Σ sᵢ)·A + (Σ i·sᵢ)·B`.
+fn first_msm<C: BenchCurve>(n: usize, seed: u64, device: usize, started: Instant, report: impl Fn(f64)) -> Result<()>
 where
     C::Affine: zkgpu::DeviceSafe,
 {
@@ -269,14 +257,6 @@ where
     let scalars = super::ntt::random_scalars(n, seed, 1);
     let inputs_ms = started.elapsed().as_secs_f64() * 1e3;
     let gpu = Gpu::new(device)?;
-    if serial {
-        use zkgpu::module::Family;
-        let curve =
-            if C::STEM == "g1" { [Family::MsmG1, Family::BatchAddG1] } else { [Family::MsmG2, Family::BatchAddG2] };
-        for family in [Family::Msm, curve[0], curve[1]] {
-            gpu.load_families(&[family])?;
-        }
-    }
     let sum = zkgpu::msm::msm::<C>(&gpu, &bases, &scalars)?;
     report(inputs_ms);
     let (total, weighted) = scalars
