@@ -159,7 +159,7 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::R
 impl ProvingKey {
     /// Reads a key written by bellperson's `Parameters::write`, decoding on every core. `checked` also
     /// verifies that every point is in the prime-order subgroup (several times slower); unchecked reading
-    /// trusts the file's points to be on the curve's subgroup, as bellperson's unchecked reader does.
+    /// still rejects points off the curve but trusts them to be in the subgroup, as bellperson's does.
     pub fn read(path: impl AsRef<Path>, checked: bool) -> Result<Self> {
         read_key(path.as_ref(), checked, Storage::Heap)
     }
