@@ -6,7 +6,9 @@ mod common;
 use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify_proof};
 use bellperson::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::{Bls12, Scalar};
-use common::circuits::{BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs};
+use common::circuits::{
+    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameter_file, parameters, public_inputs,
+};
 use common::seeded_rng;
 use ff::Field;
 use rand_chacha::ChaCha20Rng;
@@ -113,10 +115,7 @@ fn key_read_from_a_parameter_file_proves_the_same() {
     let mut rng = seeded_rng("key_read_from_a_parameter_file_proves_the_same");
     let circuit = PowerRounds::random(200, &mut rng);
     let params = parameters(circuit.blank(), &mut rng);
-    let dir = std::env::temp_dir().join(format!("zkgpu-groth16-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("params.bin");
-    params.write(std::fs::File::create(&path).expect("create")).expect("write params");
+    let (dir, path) = parameter_file(&params, "groth16");
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let from_memory =
         prove_cpu(&ProvingKey::from_parameters(&params).expect("key"), circuit.clone(), r, s).expect("prove");

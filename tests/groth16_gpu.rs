@@ -5,7 +5,9 @@ mod common;
 use bellperson::Circuit;
 use bellperson::groth16::{self, Parameters, Proof, prepare_verifying_key, verify_proof, verify_proofs_batch};
 use blstrs::{Bls12, Scalar};
-use common::circuits::{BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameters, public_inputs};
+use common::circuits::{
+    BadVariable, Blake2sHash, Empty, ManyInputs, OneConstraint, Sparse, parameter_file, parameters, public_inputs,
+};
 use common::gpu::gpu;
 use common::seeded_rng;
 use ff::Field;
@@ -287,10 +289,7 @@ fn a_key_read_into_pinned_memory_proves_the_same() {
     let mut rng = seeded_rng("a_key_read_into_pinned_memory_proves_the_same");
     let circuit = PowerRounds::random(3000, &mut rng);
     let params = parameters(circuit.blank(), &mut rng);
-    let dir = std::env::temp_dir().join(format!("zkgpu-pinned-key-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("params.bin");
-    params.write(std::io::BufWriter::new(std::fs::File::create(&path).expect("create"))).expect("write params");
+    let (dir, path) = parameter_file(&params, "pinned-key");
     let key = ProvingKey::read_pinned(&gpu, &path, false).expect("read into pinned memory");
     std::fs::remove_dir_all(&dir).ok();
     assert!(key.is_pinned());

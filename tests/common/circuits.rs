@@ -180,3 +180,13 @@ pub fn public_inputs<C: Circuit<Scalar>>(circuit: C) -> Vec<Scalar> {
 pub fn parameters<C: Circuit<Scalar>>(blank: C, rng: &mut impl RngCore) -> Parameters<Bls12> {
     groth16::generate_random_parameters::<Bls12, _, _>(blank, rng).expect("parameter generation")
 }
+
+/// `params` written with bellperson's `Parameters::write` into a fresh temporary folder `zkgpu-<name>-<pid>`:
+/// (the folder, for the caller to remove, and the file).
+pub fn parameter_file(params: &Parameters<Bls12>, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("zkgpu-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("params.bin");
+    params.write(std::io::BufWriter::new(std::fs::File::create(&path).expect("create"))).expect("write params");
+    (dir, path)
+}
