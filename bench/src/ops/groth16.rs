@@ -251,6 +251,9 @@ impl Workload {
         };
         let key_read_ms = started.elapsed().as_secs_f64() * 1e3;
         eprintln!("groth16_prove: read {} in {key_read_ms:.0} ms (pinned: {})", path.display(), key.is_pinned());
+        if key.domain() != 1 << log_n {
+            return Err(format!("groth16_prove: the circuit's domain is {}, not 2^{log_n}", key.domain()).into());
+        }
         let pvk = groth16::prepare_verifying_key(key.verifying_key());
         let constraints = if x5 { 4 * constants.len() + 2 } else { 26_354 + 26_704 * (blocks - 1) + 3 };
         Ok(Workload { x5, blocks, constants, pvk, key, key_read_ms, constraints })
