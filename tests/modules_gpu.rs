@@ -58,7 +58,7 @@ fn first_use_child() {
     let scalars: Vec<blstrs::Scalar> = (1..=64u64).map(blstrs::Scalar::from).collect();
     let sum = zkgpu::msm::msm::<zkgpu::curve::G1>(&gpu, &bases, &scalars).expect("MSM");
     assert_eq!(sum, <blstrs::G1Projective as group::Group>::generator() * blstrs::Scalar::from(64 * 65 / 2));
-    assert_eq!(families(&gpu), vec![Family::Ntt, Family::Msm, Family::MsmG1, Family::BatchAddG1]);
+    assert_eq!(families(&gpu), vec![Family::Ntt, Family::Msm, Family::MsmG1, Family::SetSumG1]);
 
     // A clone and a second handle of the device share the loaded modules: nothing loads twice.
     assert_eq!(families(&gpu.clone()), families(&gpu));

@@ -505,7 +505,7 @@ pub(crate) struct XyzzSetSum<C: Curve> {
 impl<C: Curve> XyzzSetSum<C> {
     /// Kernels and level buffers for up to `max_per_set` inputs per set and `sets` sets.
     pub(crate) fn new(gpu: &Gpu, max_per_set: usize, sets: usize) -> Result<Self> {
-        let (reduce, finish) = (gpu.kernel(&C::KERNELS.batch_add_reduce)?, gpu.kernel(&C::KERNELS.batch_add_finish)?);
+        let (reduce, finish) = (gpu.kernel(&C::KERNELS.set_sum_reduce)?, gpu.kernel(&C::KERNELS.set_sum_finish)?);
         gpu.allow_dynamic_shared(&reduce, quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4))?;
         gpu.allow_dynamic_shared(&finish, quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4))?;
         let level = reduce_scratch_len(max_per_set) / 2 * sets.max(1) * C::XYZZ_BYTES;
@@ -568,7 +568,7 @@ impl<C: Curve> XyzzSetSum<C> {
             // SAFETY: batch_add_{C}_reduce: the source holds per_set · sets XYZZ points, the destination at
             // least out_per_set · sets (sized for the first level; later ones shrink); the block's shared
             // memory holds one quad workspace per group of four threads; source and destination are distinct buffers.
-            crate::launch::launched("batch_add_reduce", unsafe { launch.launch(cfg) })?;
+            crate::launch::launched("set_sum_reduce", unsafe { launch.launch(cfg) })?;
             per_set = out_per_set;
             from = Some(to);
         }
@@ -582,7 +582,7 @@ impl<C: Curve> XyzzSetSum<C> {
         launch.arg(src).arg(&per_set).arg(out.raw_mut());
         // SAFETY: batch_add_{C}_finish: the source holds per_set · sets XYZZ points, out holds sets
         // projective points, shared memory one quad workspace per group of four threads; no aliasing.
-        crate::launch::launched("batch_add_finish", unsafe { launch.launch(cfg) })?;
+        crate::launch::launched("set_sum_finish", unsafe { launch.launch(cfg) })?;
         Ok(())
     }
 }

@@ -44,6 +44,8 @@ macro_rules! embedded {
                 embedded!($arch, Family::Msm, "msm"),
                 embedded!($arch, Family::MsmG1, "msm_g1"),
                 embedded!($arch, Family::MsmG2, "msm_g2"),
+                embedded!($arch, Family::SetSumG1, "set_sum_g1"),
+                embedded!($arch, Family::SetSumG2, "set_sum_g2"),
                 embedded!($arch, Family::BatchAdd, "batch_add"),
                 embedded!($arch, Family::BatchAddG1, "batch_add_g1"),
                 embedded!($arch, Family::BatchAddG2, "batch_add_g2"),

@@ -117,16 +117,17 @@ pub struct CurveKernels {
     pub msm_precompute: Kernel,
     /// `batch_add_{g}_accumulate(points, set_offsets, bitmap, lane_sums)`.
     pub batch_add_accumulate: Kernel,
-    /// `batch_add_{g}_reduce(input, in_per_set, output)`.
-    pub batch_add_reduce: Kernel,
-    /// `batch_add_{g}_finish(input, in_per_set, out)`.
-    pub batch_add_finish: Kernel,
+    /// `set_sum_{g}_reduce(input, in_per_set, output)`: sums of point sets (batch addition's lane sums, the
+    /// MSM's bucket shares), one reduction level.
+    pub set_sum_reduce: Kernel,
+    /// `set_sum_{g}_finish(input, in_per_set, out)`: the last level, one sum per set.
+    pub set_sum_finish: Kernel,
     /// `batch_add_{g}_affine_level(input, count, shift, output)`.
     pub batch_add_affine_level: Kernel,
     /// `batch_add_{g}_affine_level_gather(points, indices, count, output)`.
     pub batch_add_affine_level_gather: Kernel,
-    /// `batch_add_{g}_expand(seeds, step, run, n, out)` (launched by the xtask runner's benchmarks).
-    pub batch_add_expand: Kernel,
+    /// `bench_batch_add_{g}_expand(seeds, step, run, n, out)`: benchmark inputs (the bench runner's).
+    pub bench_expand: Kernel,
 }
 
 const MSM_ACCUMULATE_PARAMS: &[Param] = &[Ptr, Ptr, U32, Ptr, U32, U32, U32, Ptr];
@@ -153,14 +154,14 @@ pub const G1: CurveKernels = CurveKernels {
     msm_combine: Kernel { name: "msm_g1_combine", params: MSM_COMBINE_PARAMS },
     msm_precompute: Kernel { name: "msm_g1_precompute", params: MSM_PRECOMPUTE_PARAMS },
     batch_add_accumulate: Kernel { name: "batch_add_g1_accumulate", params: BATCH_ADD_ACCUMULATE_PARAMS },
-    batch_add_reduce: Kernel { name: "batch_add_g1_reduce", params: BATCH_ADD_REDUCE_PARAMS },
-    batch_add_finish: Kernel { name: "batch_add_g1_finish", params: BATCH_ADD_REDUCE_PARAMS },
+    set_sum_reduce: Kernel { name: "set_sum_g1_reduce", params: BATCH_ADD_REDUCE_PARAMS },
+    set_sum_finish: Kernel { name: "set_sum_g1_finish", params: BATCH_ADD_REDUCE_PARAMS },
     batch_add_affine_level: Kernel { name: "batch_add_g1_affine_level", params: BATCH_ADD_AFFINE_LEVEL_PARAMS },
     batch_add_affine_level_gather: Kernel {
         name: "batch_add_g1_affine_level_gather",
         params: BATCH_ADD_AFFINE_LEVEL_GATHER_PARAMS,
     },
-    batch_add_expand: Kernel { name: "batch_add_g1_expand", params: BATCH_ADD_EXPAND_PARAMS },
+    bench_expand: Kernel { name: "bench_batch_add_g1_expand", params: BATCH_ADD_EXPAND_PARAMS },
 };
 
 /// The G2 (Fq2) instances.
@@ -174,14 +175,14 @@ pub const G2: CurveKernels = CurveKernels {
     msm_combine: Kernel { name: "msm_g2_combine", params: MSM_COMBINE_PARAMS },
     msm_precompute: Kernel { name: "msm_g2_precompute", params: MSM_PRECOMPUTE_PARAMS },
     batch_add_accumulate: Kernel { name: "batch_add_g2_accumulate", params: BATCH_ADD_ACCUMULATE_PARAMS },
-    batch_add_reduce: Kernel { name: "batch_add_g2_reduce", params: BATCH_ADD_REDUCE_PARAMS },
-    batch_add_finish: Kernel { name: "batch_add_g2_finish", params: BATCH_ADD_REDUCE_PARAMS },
+    set_sum_reduce: Kernel { name: "set_sum_g2_reduce", params: BATCH_ADD_REDUCE_PARAMS },
+    set_sum_finish: Kernel { name: "set_sum_g2_finish", params: BATCH_ADD_REDUCE_PARAMS },
     batch_add_affine_level: Kernel { name: "batch_add_g2_affine_level", params: BATCH_ADD_AFFINE_LEVEL_PARAMS },
     batch_add_affine_level_gather: Kernel {
         name: "batch_add_g2_affine_level_gather",
         params: BATCH_ADD_AFFINE_LEVEL_GATHER_PARAMS,
     },
-    batch_add_expand: Kernel { name: "batch_add_g2_expand", params: BATCH_ADD_EXPAND_PARAMS },
+    bench_expand: Kernel { name: "bench_batch_add_g2_expand", params: BATCH_ADD_EXPAND_PARAMS },
 };
 
 /// Every kernel above: what build.rs checks against the production PTX of each architecture.
@@ -213,11 +214,11 @@ pub const KERNELS: &[Kernel] = &[
     G1.msm_combine,
     G1.msm_precompute,
     G1.batch_add_accumulate,
-    G1.batch_add_reduce,
-    G1.batch_add_finish,
+    G1.set_sum_reduce,
+    G1.set_sum_finish,
     G1.batch_add_affine_level,
     G1.batch_add_affine_level_gather,
-    G1.batch_add_expand,
+    G1.bench_expand,
     G2.msm_accumulate,
     G2.msm_accumulate_affine,
     G2.msm_fold,
@@ -227,11 +228,11 @@ pub const KERNELS: &[Kernel] = &[
     G2.msm_combine,
     G2.msm_precompute,
     G2.batch_add_accumulate,
-    G2.batch_add_reduce,
-    G2.batch_add_finish,
+    G2.set_sum_reduce,
+    G2.set_sum_finish,
     G2.batch_add_affine_level,
     G2.batch_add_affine_level_gather,
-    G2.batch_add_expand,
+    G2.bench_expand,
 ];
 
 /// The `.visible .entry` kernels of a PTX module in file order: name and parameter list, or for a list with a

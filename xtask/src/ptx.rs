@@ -43,6 +43,8 @@ pub const ACCEPTED_SPILLS: &[(&str, u32, u32, &str)] = &[
         1024,
         "G2 point addition over Fq2 needs more than 255 registers per thread (see DESIGN.md, batch addition)",
     ),
+    ("set_sum_g2_", 2048, 1024, "the same G2 addition, in the set sums batch addition and the MSM share"),
+    ("bench_batch_add_g2_", 2048, 1024, "the same G2 addition, making benchmark inputs"),
     (
         "msm_g2_",
         6144,

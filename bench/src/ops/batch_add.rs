@@ -4,7 +4,7 @@
 //! GPU variants: `xyzz` (XYZZ accumulation; the baseline) and, for `_all`, `affine` (affine levels with one
 //! inversion per thread run, then XYZZ). CPU variant (no GPU): `blstrs` (mixed additions, the reference).
 //!
-//! Inputs are distinct points generated on the GPU (`batch_add_{g1,g2}_expand`): thread `t` writes
+//! Inputs are distinct points generated on the GPU (`bench_batch_add_{g1,g2}_expand`): thread `t` writes
 //! `A + t·B + j·Q` for `j < RUN` (random `A`, `B`, `Q`), so no point repeats and the expected sum has a closed
 //! form: `c·A + (Σ t)·B + (Σ j)·Q` over the selected points, which `verify` checks with blstrs.
 use super::{BenchOp, Case, CaseOptions, Prepared, Target};
@@ -225,7 +225,7 @@ pub(super) fn generate_on_gpu<C: BenchCurve>(gpu: &Gpu, inp: &Inputs<C>, n: usiz
     let seeds = gpu.upload(&inp.seeds)?;
     let step = gpu.upload(&[C::to_affine(&inp.q)])?;
     let mut points = gpu.alloc_zeroed::<C::Affine>(n)?;
-    let function = gpu.kernel(&C::KERNELS.batch_add_expand)?;
+    let function = gpu.kernel(&C::KERNELS.bench_expand)?;
     let (run, n32) = (RUN as u32, u32::try_from(n)?);
     let mut launch = gpu.stream().launch_builder(&function);
     launch.arg(seeds.raw()).arg(step.raw()).arg(&run).arg(&n32).arg(points.raw_mut());

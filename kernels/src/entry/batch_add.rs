@@ -661,8 +661,8 @@ macro_rules! batch_add_kernels {
     };
 }
 
-batch_add_kernels!(Fq, batch_add_g1_accumulate, batch_add_g1_reduce, batch_add_g1_finish, batch_add_g1_affine_level, batch_add_g1_affine_level_gather, batch_add_g1_expand, "G1");
-batch_add_kernels!(Fq2, batch_add_g2_accumulate, batch_add_g2_reduce, batch_add_g2_finish, batch_add_g2_affine_level, batch_add_g2_affine_level_gather, batch_add_g2_expand, "G2");
+batch_add_kernels!(Fq, batch_add_g1_accumulate, set_sum_g1_reduce, set_sum_g1_finish, batch_add_g1_affine_level, batch_add_g1_affine_level_gather, bench_batch_add_g1_expand, "G1");
+batch_add_kernels!(Fq2, batch_add_g2_accumulate, set_sum_g2_reduce, set_sum_g2_finish, batch_add_g2_affine_level, batch_add_g2_affine_level_gather, bench_batch_add_g2_expand, "G2");
 
 /// Classifies scalars for a prover: bit `i` of `ones` is set when `scalars[i] == 1`, of `others` when it is
 /// neither 0 nor 1 (its point goes to the MSM).

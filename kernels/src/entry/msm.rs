@@ -28,7 +28,7 @@
 //! `OUT` (a const parameter of the bodies) picks out-of-line point operations for the cold kernels (G1) or
 //! inlined ones (G2).
 //!
-//! The per-window sums of the reduce shares are made by `batch_add_{C}_reduce` / `_finish`.
+//! The per-window sums of the reduce shares are made by `set_sum_{C}_reduce` / `_finish`.
 use crate::curve::outlined::{self, Outlined};
 use crate::curve::{Affine, Jacobian, Xyzz};
 use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_threads, thread_idx_x};
