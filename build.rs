@@ -350,14 +350,14 @@ fn apply_register_caps(ptx: &str) -> Result<String, String> {
     Ok(text)
 }
 
-/// Fails the build unless every kernel of `interface::KERNELS` is in each architecture's production module
+/// Fails the build unless every kernel of `interface::kernels()` is in each architecture's production module
 /// (the PTX chosen above, committed or built) exactly once with exactly its parameter list: a renamed kernel or
 /// a changed signature breaks the build instead of a launch on a GPU that CI does not have.
 fn check_interface(out_dir: &Path) {
     for arch in ARCHES {
         let ptx = out_dir.join(format!("zkgpu_{arch}.ptx"));
         let text = std::fs::read_to_string(&ptx).unwrap_or_else(|e| panic!("{}: {e}", ptx.display()));
-        if let Err(problems) = interface::check_ptx(&text, interface::KERNELS) {
+        if let Err(problems) = interface::check_ptx(&text, &interface::kernels()) {
             panic!(
                 "the kernel interface (kernels/src/interface.rs) does not match {}:\n{}",
                 ptx.display(),

@@ -86,7 +86,9 @@
 // The layers, bottom up: the runtime (driver, device, memory, modules, timing), the algorithms (each with
 // its CPU reference in `cpu`), the prover layer.
 pub mod runtime;
-pub use runtime::{device, error, health, launch, memory, module, module_cache, pinned, profile, raw, timing};
+pub use runtime::{
+    device, error, health, kernel_args, launch, memory, module, module_cache, pinned, profile, raw, timing,
+};
 
 pub mod curve;
 

@@ -25,15 +25,16 @@ pub mod cpu;
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 use zkgpu_kernels::batch_add::{
     AFFINE_LEVEL_BLOCK, FINISH_BLOCK, QUAD, WINDOW, affine_level_shared_bytes, quad_shared_bytes,
 };
-use zkgpu_kernels::interface::{self, Kernel};
+use zkgpu_kernels::interface::{self, Entry, Signature, sig};
 
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
+use crate::kernel_args::{self as args, KernelFn, Ptr, read, read_or_null, write};
 use crate::memory::DeviceBuffer;
 
 /// Threads per block of the accumulate kernels: one warp, so the occupancy query can fill every SM to the
@@ -102,9 +103,9 @@ pub(crate) fn check_offsets(offsets: &[usize], points: usize) -> Result<()> {
 pub struct BatchAdder<'g, C: Curve> {
     gpu: &'g Gpu,
     method: Method,
-    accumulate: CudaFunction,
-    affine_level: CudaFunction,
-    affine_level_gather: CudaFunction,
+    accumulate: KernelFn<sig::BatchAddAccumulate>,
+    affine_level: KernelFn<sig::BatchAddAffineLevel>,
+    affine_level_gather: KernelFn<sig::BatchAddAffineLevelGather>,
     /// Per-thread XYZZ sums.
     lane_sums: DeviceBuffer<u8>,
     /// Reduces the lane sums to one point per set.
@@ -139,17 +140,19 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         }
         let sets = set_offsets.len() - 1;
         let accumulate = gpu.kernel(&C::KERNELS.batch_add_accumulate)?;
-        let affine_level = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level)?;
-        let affine_level_gather = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
+        let affine_level = affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level)?;
+        let affine_level_gather = affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
 
         // One wave of warps over all sets, but no more warps per set than the longest set has windows.
-        let per_sm = accumulate.occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
+        let per_sm =
+            accumulate.function().occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
         let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
         let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
         let affine = method == Method::Affine && sets == 1;
         // The affine levels run one wave: as many threads as fit (registers and staging shared memory); the
         // prefix products are a dependent chain per lane, so the more lanes, the more latency is hidden.
         let level_per_sm = affine_level
+            .function()
             .occupancy_max_active_blocks_per_multiprocessor(AFFINE_LEVEL_BLOCK, affine_level_shared::<C>(), None)?
             .max(1);
         let affine_threads = gpu.info().sm_count.max(1) as usize * level_per_sm as usize * AFFINE_LEVEL_BLOCK as usize;
@@ -291,23 +294,21 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     ) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let sets = (self.host_offsets.len() - 1) as u32;
-        let null = 0u64;
         let cfg = LaunchConfig {
             grid_dim: (self.blocks_per_set, sets, 1),
             block_dim: (ACCUMULATE_BLOCK, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut launch = stream.launch_builder(&self.accumulate);
-        launch.arg(points.raw()).arg(self.offsets.raw());
-        match bitmap {
-            Some(b) => launch.arg(b.raw()),
-            None => launch.arg(&null),
+        let accumulate = args::BatchAddAccumulate {
+            points: read(points.raw()),
+            set_offsets: read(self.offsets.raw()),
+            bitmap: read_or_null(bitmap.map(DeviceBuffer::raw)),
+            lane_sums: write(self.lane_sums.raw_mut()),
         };
-        launch.arg(self.lane_sums.raw_mut());
         // SAFETY: batch_add_{C}_accumulate: grid (blocks_per_set, sets) of 32-thread blocks; offsets holds
         // sets + 1 checked entries within the point buffer (< 2^31 points); the bitmap covers every point
         // (checked) or is null; lane_sums holds blocks_per_set · 32 · sets XYZZ points; nothing aliases.
-        unsafe { launch.launch(cfg) }?;
+        unsafe { self.accumulate.launch(&stream, cfg, accumulate) }?;
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.outs[table])
     }
@@ -345,24 +346,32 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             };
             match selection.filter(|_| src == 2) {
                 Some(sel) => {
-                    let mut launch = stream.launch_builder(&self.affine_level_gather);
-                    launch.arg(&input).arg(sel.indices.raw()).arg(&count).arg(output);
+                    let gather = args::BatchAddAffineLevelGather {
+                        points: read(&input),
+                        indices: read(sel.indices.raw()),
+                        count: read(&count),
+                        output: write(output),
+                    };
                     // SAFETY: batch_add_{C}_affine_level_gather: `count` is the selected-point count m <= n
                     // (written by the compaction queued before), `indices` holds m indices below n into the
                     // set's points; the output holds ceil(n / 2) >= ceil(m / 2) points; distinct buffers,
                     // 16-byte aligned (allocations are, points are whole chunks, the set starts at a multiple
                     // of 32 points); blocks of 64 threads with the staging shared memory.
-                    unsafe { launch.launch(cfg) }?;
+                    unsafe { self.affine_level_gather.launch(&stream, cfg, gather) }?;
                 }
                 None => {
-                    let mut launch = stream.launch_builder(&self.affine_level);
-                    launch.arg(&input).arg(&count).arg(&shift32).arg(output);
+                    let level = args::BatchAddAffineLevel {
+                        input: read(&input),
+                        count: read(&count),
+                        shift: shift32,
+                        output: write(output),
+                    };
                     // SAFETY: batch_add_{C}_affine_level: the list has ceil(count / 2^shift) <= n points (count
                     // is the set length, or the selected count m <= set length), n < 2^31 of them in the input;
                     // the output holds at least ceil(n / 2) (levels were sized for the first level, later ones
                     // shrink); distinct buffers, 16-byte aligned; blocks of 64 threads with the staging shared
                     // memory (about ceil((n/2)/run) threads, so each shares an inversion over about run pairs).
-                    unsafe { launch.launch(cfg) }?;
+                    unsafe { self.affine_level.launch(&stream, cfg, level) }?;
                 }
             }
             n = n.div_ceil(2);
@@ -372,7 +381,6 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         if planned != left {
             return Err(Error::InvalidSets(format!("affine levels left {planned} points, planned {left}")));
         }
-        let null = 0u64;
         let cfg = LaunchConfig {
             grid_dim: (self.blocks_per_set, 1, 1),
             block_dim: (ACCUMULATE_BLOCK, 1, 1),
@@ -387,12 +395,15 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             Some(sel) => sel.totals.raw_range(1..3)?,
             None => self.affine_offsets.raw_range(0..2)?,
         };
-        let mut launch = stream.launch_builder(&self.accumulate);
-        launch.arg(&input).arg(&offsets).arg(&null).arg(self.lane_sums.raw_mut());
+        let accumulate = args::BatchAddAccumulate {
+            points: read(&input),
+            set_offsets: read(&offsets),
+            bitmap: Ptr::Null,
+            lane_sums: write(self.lane_sums.raw_mut()),
+        };
         // SAFETY: as in `enqueue`, with one set [0, k) of the level buffer and no bitmap, k <= n (the set's
         // points left after the levels, or ceil(m / 2^levels) for m selected ones).
-        unsafe { launch.launch(cfg) }?;
-        drop(launch);
+        unsafe { self.accumulate.launch(&stream, cfg, accumulate) }?;
         let per_set = self.blocks_per_set * ACCUMULATE_BLOCK;
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.outs[table])
     }
@@ -421,9 +432,9 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
 
 /// The affine method's compaction of a bitmap: kernels and scratch for a set of up to `indices.len()` points.
 struct Selection {
-    count: CudaFunction,
-    totals_fn: CudaFunction,
-    compact: CudaFunction,
+    count: KernelFn<sig::BatchAddCountChunks>,
+    totals_fn: KernelFn<sig::BatchAddSelectedTotals>,
+    compact: KernelFn<sig::BatchAddCompactIndices>,
     /// Set bits per chunk of [`CHUNK_WORDS`] bitmap words.
     chunk_counts: DeviceBuffer<u32>,
     /// `[m, 0, points left after the levels]`: the selected count and the XYZZ stage's set offsets.
@@ -461,25 +472,36 @@ impl Selection {
         stream.memset_zeros(self.chunk_counts.raw_mut())?;
         let chunk_cfg =
             LaunchConfig { grid_dim: (chunks, 1, 1), block_dim: (COMPACT_BLOCK, 1, 1), shared_mem_bytes: 0 };
-        let mut launch = stream.launch_builder(&self.count);
-        launch.arg(bits).arg(&len32).arg(self.chunk_counts.raw_mut());
+        let count = args::BatchAddCountChunks {
+            bits: read(bits),
+            len: len32,
+            chunk_counts: write(self.chunk_counts.raw_mut()),
+        };
         // SAFETY: batch_add_count_chunks: one block per chunk of 1024 words of the len-bit bitmap view (it
         // holds ceil(len / 32) words, checked by the callers), 256 threads; the counters (at least `chunks`,
         // as len is at most the allocation's) were zeroed above.
-        unsafe { launch.launch(chunk_cfg) }?;
-        let mut launch = stream.launch_builder(&self.totals_fn);
-        launch.arg(self.chunk_counts.raw()).arg(&chunks).arg(&levels).arg(self.totals.raw_mut());
+        unsafe { self.count.launch(&stream, chunk_cfg, count) }?;
+        let totals = args::BatchAddSelectedTotals {
+            chunk_counts: read(self.chunk_counts.raw()),
+            chunks,
+            shift: levels,
+            totals: write(self.totals.raw_mut()),
+        };
+        let totals_cfg = LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg };
         // SAFETY: batch_add_selected_totals: one block of 256 threads with 256 u32 of shared memory;
         // chunk_counts holds `chunks` counts, totals three words.
-        unsafe {
-            launch.launch(LaunchConfig { grid_dim: (1, 1, 1), shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg })
-        }?;
-        let mut launch = stream.launch_builder(&self.compact);
-        launch.arg(bits).arg(&len32).arg(self.chunk_counts.raw()).arg(self.indices.raw_mut());
+        unsafe { self.totals_fn.launch(&stream, totals_cfg, totals) }?;
+        let compact = args::BatchAddCompactIndices {
+            bits: read(bits),
+            len: len32,
+            chunk_counts: read(self.chunk_counts.raw()),
+            indices: write(self.indices.raw_mut()),
+        };
         // SAFETY: batch_add_compact_indices: the count's grid; chunk_counts holds its totals, whose sum is at
         // most len <= the room in `indices`; 256 u32 of shared memory.
-        unsafe { launch.launch(LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }) }?;
-        Ok(())
+        unsafe {
+            self.compact.launch(&stream, LaunchConfig { shared_mem_bytes: COMPACT_BLOCK * 4, ..chunk_cfg }, compact)
+        }
     }
 }
 
@@ -493,8 +515,8 @@ pub(crate) fn reduce_scratch_len(per_set: usize) -> usize {
 /// finish kernel. Used by batch addition (per-thread sums) and the MSM (per-window bucket shares).
 pub(crate) struct XyzzSetSum<C: Curve> {
     gpu_stream: std::sync::Arc<cudarc::driver::CudaStream>,
-    reduce: CudaFunction,
-    finish: CudaFunction,
+    reduce: KernelFn<sig::SetSum>,
+    finish: KernelFn<sig::SetSum>,
     /// Level outputs (ping-pong), each sized for the first level.
     levels: [DeviceBuffer<u8>; 2],
     max_per_set: usize,
@@ -506,8 +528,8 @@ impl<C: Curve> XyzzSetSum<C> {
     /// Kernels and level buffers for up to `max_per_set` inputs per set and `sets` sets.
     pub(crate) fn new(gpu: &Gpu, max_per_set: usize, sets: usize) -> Result<Self> {
         let (reduce, finish) = (gpu.kernel(&C::KERNELS.set_sum_reduce)?, gpu.kernel(&C::KERNELS.set_sum_finish)?);
-        gpu.allow_dynamic_shared(&reduce, quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4))?;
-        gpu.allow_dynamic_shared(&finish, quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4))?;
+        gpu.allow_dynamic_shared(reduce.function(), quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4))?;
+        gpu.allow_dynamic_shared(finish.function(), quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4))?;
         let level = reduce_scratch_len(max_per_set) / 2 * sets.max(1) * C::XYZZ_BYTES;
         Ok(XyzzSetSum {
             gpu_stream: gpu.stream().clone(),
@@ -563,12 +585,11 @@ impl<C: Curve> XyzzSetSum<C> {
                 Some(0) => (l0.raw(), l1.raw_mut(), 1),
                 _ => (l1.raw(), l0.raw_mut(), 0),
             };
-            let mut launch = stream.launch_builder(&self.reduce);
-            launch.arg(src).arg(&per_set).arg(dst);
-            // SAFETY: batch_add_{C}_reduce: the source holds per_set · sets XYZZ points, the destination at
+            let reduce = args::SetSum { input: read(src), in_per_set: per_set, output: write(dst) };
+            // SAFETY: set_sum_{C}_reduce: the source holds per_set · sets XYZZ points, the destination at
             // least out_per_set · sets (sized for the first level; later ones shrink); the block's shared
             // memory holds one quad workspace per group of four threads; source and destination are distinct buffers.
-            crate::launch::launched("set_sum_reduce", unsafe { launch.launch(cfg) })?;
+            unsafe { self.reduce.launch(&stream, cfg, reduce) }?;
             per_set = out_per_set;
             from = Some(to);
         }
@@ -578,12 +599,10 @@ impl<C: Curve> XyzzSetSum<C> {
             None => input.raw(),
             Some(i) => self.levels[i].raw(),
         };
-        let mut launch = stream.launch_builder(&self.finish);
-        launch.arg(src).arg(&per_set).arg(out.raw_mut());
-        // SAFETY: batch_add_{C}_finish: the source holds per_set · sets XYZZ points, out holds sets
+        let finish = args::SetSum { input: read(src), in_per_set: per_set, output: write(out.raw_mut()) };
+        // SAFETY: set_sum_{C}_finish: the source holds per_set · sets XYZZ points, out holds sets
         // projective points, shared memory one quad workspace per group of four threads; no aliasing.
-        crate::launch::launched("set_sum_finish", unsafe { launch.launch(cfg) })?;
-        Ok(())
+        unsafe { self.finish.launch(&stream, cfg, finish) }
     }
 }
 
@@ -616,10 +635,10 @@ fn affine_level_shared<C: Curve>() -> usize {
 /// `kernel` (`batch_add_{C}_affine_level` or `..._gather`), allowed its staging shared memory (G2's 50 KiB is past the
 /// default 48) and the full shared carveout (8 G1 blocks per SM need 221 KiB; the level reads nothing through
 /// L1 twice).
-fn affine_level_function<C: Curve>(gpu: &Gpu, kernel: &Kernel) -> Result<CudaFunction> {
+fn affine_level_function<C: Curve, S: Signature>(gpu: &Gpu, kernel: &Entry<S>) -> Result<KernelFn<S>> {
     let function = gpu.kernel(kernel)?;
-    gpu.allow_dynamic_shared(&function, affine_level_shared::<C>())?;
-    gpu.prefer_max_shared(&function)?;
+    gpu.allow_dynamic_shared(function.function(), affine_level_shared::<C>())?;
+    gpu.prefer_max_shared(function.function())?;
     Ok(function)
 }
 
@@ -707,10 +726,14 @@ pub fn split_scalars(gpu: &Gpu, scalars: &DeviceBuffer<blstrs::Scalar>) -> Resul
     }
     let stream = gpu.stream().clone();
     let classify = gpu.kernel(&interface::BATCH_ADD_CLASSIFY_SCALARS)?;
-    let mut launch = stream.launch_builder(&classify);
-    launch.arg(scalars.raw()).arg(&n32).arg(ones.raw_mut()).arg(others.raw_mut());
+    let split = args::BatchAddClassifyScalars {
+        scalars: read(scalars.raw()),
+        n: n32,
+        ones: write(ones.raw_mut()),
+        others: write(others.raw_mut()),
+    };
     // SAFETY: one thread per scalar in 256-thread blocks (multiples of 32); ones/others hold ceil(n/32) words.
-    unsafe { launch.launch(crate::launch::launch_config_1d(n, 256)) }?;
+    unsafe { classify.launch(&stream, crate::launch::launch_config_1d(n, 256), split) }?;
     let mut selection = Selection::new(gpu, n)?;
     selection.enqueue(gpu, &others.raw_range(0..words)?, n, 0)?;
     let other_count = gpu.download(&selection.totals)?.first().copied().unwrap_or(0) as usize;
@@ -752,21 +775,28 @@ pub fn affine_level<C: Curve>(
     let stream = gpu.stream().clone();
     match indices {
         Some(ix) => {
-            let function = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
-            let mut launch = stream.launch_builder(&function);
-            launch.arg(input.raw()).arg(ix.raw()).arg(count.raw()).arg(output.raw_mut());
+            let function = affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
+            let gather = args::BatchAddAffineLevelGather {
+                points: read(input.raw()),
+                indices: read(ix.raw()),
+                count: read(count.raw()),
+                output: write(output.raw_mut()),
+            };
             // SAFETY: n = the index count <= 2^31, every index below input's length (checked above); output
             // holds ceil(n / 2); ceil((n / 2) / run) threads (at least one, for the pass-through of n = 1) in
             // blocks of 64 with the staging shared memory; distinct whole allocations (16-byte aligned).
-            unsafe { launch.launch(cfg) }?;
+            unsafe { function.launch(&stream, cfg, gather) }?;
         }
         None => {
-            let function = affine_level_function::<C>(gpu, &C::KERNELS.batch_add_affine_level)?;
-            let shift = 0u32;
-            let mut launch = stream.launch_builder(&function);
-            launch.arg(input.raw()).arg(count.raw()).arg(&shift).arg(output.raw_mut());
+            let function = affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level)?;
+            let level = args::BatchAddAffineLevel {
+                input: read(input.raw()),
+                count: read(count.raw()),
+                shift: 0,
+                output: write(output.raw_mut()),
+            };
             // SAFETY: as above, the list being input[0..n].
-            unsafe { launch.launch(cfg) }?;
+            unsafe { function.launch(&stream, cfg, level) }?;
         }
     }
     gpu.synchronize()?;

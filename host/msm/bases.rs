@@ -46,12 +46,15 @@ impl<C: Curve> MsmBases<C> {
         }
         if n > 0 && copies > 1 {
             let f = gpu.kernel(&C::KERNELS.msm_precompute)?;
-            let (n32, shift) = (n as u32, plan.window_bits * plan.virtual_windows);
-            let mut launch = gpu.stream().launch_builder(&f);
-            launch.arg(table.raw_mut()).arg(&n32).arg(&shift).arg(&copies);
+            let precompute = args::MsmPrecompute {
+                table: write(table.raw_mut()),
+                n: n as u32,
+                shift: plan.window_bits * plan.virtual_windows,
+                copies,
+            };
             // SAFETY: msm_{C}_precompute: one thread per point (n < 2^31), the table holds copies · n points
             // with row 0 written above; each thread reads and writes only its own column.
-            unsafe { launch.launch(launch_config_1d(n, point_block::<C>())) }?;
+            unsafe { f.launch(gpu.stream(), launch_config_1d(n, point_block::<C>()), precompute) }?;
         }
         gpu.synchronize()?;
         let window_bits = if copies > 1 { plan.window_bits } else { 0 };

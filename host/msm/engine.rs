@@ -21,20 +21,20 @@ pub(super) struct PointArgs<'a> {
 
 /// Kernel handles of one curve.
 pub(super) struct Kernels {
-    pub(super) count: CudaFunction,
-    pub(super) scan_sums: CudaFunction,
-    pub(super) scan: CudaFunction,
-    pub(super) scatter: CudaFunction,
-    pub(super) sort_upsweep: CudaFunction,
-    pub(super) sort_downsweep: CudaFunction,
-    pub(super) sort_offsets: CudaFunction,
-    pub(super) accumulate: CudaFunction,
-    pub(super) accumulate_affine: CudaFunction,
-    pub(super) fold: CudaFunction,
-    pub(super) fixup: CudaFunction,
-    pub(super) fixup_spanning: CudaFunction,
-    pub(super) reduce: CudaFunction,
-    pub(super) combine: CudaFunction,
+    pub(super) count: KernelFn<sig::MsmCount>,
+    pub(super) scan_sums: KernelFn<sig::MsmScanSums>,
+    pub(super) scan: KernelFn<sig::MsmScan>,
+    pub(super) scatter: KernelFn<sig::MsmScatter>,
+    pub(super) sort_upsweep: KernelFn<sig::MsmSortUpsweep>,
+    pub(super) sort_downsweep: KernelFn<sig::MsmSortDownsweep>,
+    pub(super) sort_offsets: KernelFn<sig::MsmSortOffsets>,
+    pub(super) accumulate: KernelFn<sig::MsmAccumulate>,
+    pub(super) accumulate_affine: KernelFn<sig::MsmAccumulateAffine>,
+    pub(super) fold: KernelFn<sig::MsmFold>,
+    pub(super) fixup: KernelFn<sig::MsmFixup>,
+    pub(super) fixup_spanning: KernelFn<sig::MsmFixup>,
+    pub(super) reduce: KernelFn<sig::MsmReduce>,
+    pub(super) combine: KernelFn<sig::MsmCombine>,
 }
 
 /// An MSM engine: kernels and scratch for one [`MsmPlan`], reused across calls (allocate once per size).
@@ -174,8 +174,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             reduce: gpu.kernel(&curve.msm_reduce)?,
             combine: gpu.kernel(&curve.msm_combine)?,
         };
-        gpu.allow_dynamic_shared(&kernels.sort_upsweep, upsweep_shared_bytes(RADIX_BITS))?;
-        gpu.allow_dynamic_shared(&kernels.sort_downsweep, downsweep_shared_bytes(RADIX_BITS))?;
+        gpu.allow_dynamic_shared(kernels.sort_upsweep.function(), upsweep_shared_bytes(RADIX_BITS))?;
+        gpu.allow_dynamic_shared(kernels.sort_downsweep.function(), downsweep_shared_bytes(RADIX_BITS))?;
         let q = plan.virtual_windows as usize;
         let b = plan.buckets();
         let xyzz = C::XYZZ_BYTES;
@@ -550,31 +550,29 @@ impl<'g, C: Curve> Msm<'g, C> {
             _ => None,
         };
         // Base indices must be below the row length (sparse scalars are checked against it); null: no indices.
-        let (limit, null) = (stride, 0u64);
+        let limit = stride;
         let counting = plan.sort == Sort::Counting;
         if counting {
             stream.memset_zeros(self.counting.counts.raw_mut())?;
         }
 
-        let mut launch = stream.launch_builder(&self.kernels.count);
-        launch.arg(&scalar_view);
-        match &index_view {
-            Some(view) => launch.arg(view),
-            None => launch.arg(&null),
+        let count = args::MsmCount {
+            scalars: read(&scalar_view),
+            indices: read_or_null(index_view.as_ref()),
+            len: len32,
+            c,
+            windows,
+            q,
+            limit,
+            counts: if counting { write(self.counting.counts.raw_mut()) } else { Ptr::Null },
+            digits: write(self.digits.raw_mut()),
+            bad: write(self.bad_indices.raw_mut()),
         };
-        launch.arg(&len32).arg(&c).arg(&windows).arg(&q).arg(&limit);
-        if counting {
-            launch.arg(self.counting.counts.raw_mut());
-        } else {
-            launch.arg(&null);
-        }
-        launch.arg(self.digits.raw_mut()).arg(self.bad_indices.raw_mut());
         // SAFETY: msm_count: one thread per scalar of the chunk (len of them in the view, and in the index view
         // if any); counts null (radix sort) or holding q · 2^(c−1) zeroed counters, bad_indices one; digits
         // holds windows · chunk >= windows · len words; c in 1..=24, windows = ⌈256/c⌉, 1 <= q <= windows (plan
         // invariants).
-        launched("msm_count", unsafe { launch.launch(launch_config_1d(len, SCALAR_BLOCK)) })?;
-        drop(launch);
+        unsafe { self.kernels.count.launch(&stream, launch_config_1d(len, SCALAR_BLOCK), count) }?;
 
         let point_args = PointArgs { index_view: index_view.as_ref(), len: len32, stride, first: first32, limit };
         if counting { self.enqueue_counting_sort(&point_args) } else { self.enqueue_radix_sort(&point_args) }
@@ -604,26 +602,42 @@ impl<'g, C: Curve> Msm<'g, C> {
         let blocks = (plan.accumulate_threads::<C>() / block as usize) as u32;
         if plan.affine_rounds == 0 {
             let cfg = LaunchConfig { grid_dim: (blocks, q, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-            let mut launch = stream.launch_builder(&self.kernels.accumulate);
-            launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
-            launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut());
+            let accumulate = args::MsmAccumulate {
+                bases: read(&base_view),
+                sorted: read(self.sorted.raw()),
+                per_window,
+                offsets: read(self.offsets.raw()),
+                buckets,
+                seg,
+                slots,
+                partials: write(self.partials.raw_mut()),
+            };
             // SAFETY: msm_{C}_accumulate: grid covers ⌈per_window / seg⌉ segments per virtual window; offsets
             // and sorted come from this chunk's scan and scatter; every entry names a point of the base view (see
             // the scatter); partials holds q · slots points, slots = buckets + ⌈per_window / seg⌉.
-            launched("msm_accumulate", unsafe { launch.launch(cfg) })?;
+            unsafe { self.kernels.accumulate.launch(&stream, cfg, accumulate) }?;
         }
         let mut first_window = 0;
         while plan.affine_rounds > 0 && first_window < q {
             let group = plan.affine_windows.min(q - first_window);
             let cfg = LaunchConfig { grid_dim: (blocks, group, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
-            let mut launch = stream.launch_builder(&self.kernels.accumulate_affine);
-            launch.arg(&base_view).arg(self.sorted.raw()).arg(&per_window).arg(self.offsets.raw()).arg(&buckets);
-            launch.arg(&seg).arg(&slots).arg(self.partials.raw_mut()).arg(&plan.affine_rounds).arg(&first_window);
-            launch.arg(self.affine_scratch.raw_mut());
+            let accumulate = args::MsmAccumulateAffine {
+                bases: read(&base_view),
+                sorted: read(self.sorted.raw()),
+                per_window,
+                offsets: read(self.offsets.raw()),
+                buckets,
+                seg,
+                slots,
+                partials: write(self.partials.raw_mut()),
+                rounds: plan.affine_rounds,
+                first_window,
+                scratch: write(self.affine_scratch.raw_mut()),
+            };
             // SAFETY: msm_{C}_accumulate_affine: as the XYZZ launch above, for virtual windows first_window ..
             // first_window + group <= q; affine_scratch holds affine_windows · blocks · block · seg · 5/4 >=
             // (threads of this launch) · seg · 5/4 points; launches on one stream never share it.
-            launched("msm_accumulate_affine", unsafe { launch.launch(cfg) })?;
+            unsafe { self.kernels.accumulate_affine.launch(&stream, cfg, accumulate) }?;
             first_window += group;
         }
 
@@ -635,39 +649,44 @@ impl<'g, C: Curve> Msm<'g, C> {
                 block_dim: (block, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let mut launch = stream.launch_builder(&self.kernels.fold);
-            launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw_mut()).arg(&slots);
+            let fold = args::MsmFold {
+                offsets: read(self.offsets.raw()),
+                buckets,
+                seg,
+                partials: write(self.partials.raw_mut()),
+                slots,
+            };
             // SAFETY: msm_{C}_fold: after this chunk's accumulate, same offsets, seg and slots; the grid covers
             // every group of FOLD_RUNS segments of each virtual window; groups own disjoint slots.
-            launched("msm_fold", unsafe { launch.launch(cfg) })?;
+            unsafe { self.kernels.fold.launch(&stream, cfg, fold) }?;
         }
 
-        let cfg = LaunchConfig {
-            grid_dim: ((buckets as usize).div_ceil(block as usize) as u32, q, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = stream.launch_builder(&self.kernels.fixup);
-        launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw()).arg(&slots);
-        let first_flag = u32::from(first_chunk);
-        launch.arg(self.buckets.raw_mut()).arg(&first_flag);
-        // SAFETY: msm_{C}_fixup: one thread per bucket of each virtual window; offsets/partials as written by
-        // the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points, all written
-        // by the first chunk's fixups (first_flag = 1) before later chunks add to them.
-        launched("msm_fixup", unsafe { launch.launch(cfg) })?;
-        drop(launch);
-        if segs > 1 {
+        // The fixup (a thread per bucket), then, where buckets span segments, the spanning fixup (a thread per
+        // segment boundary): the same arguments.
+        for (kernel, threads) in [(&self.kernels.fixup, buckets as usize), (&self.kernels.fixup_spanning, segs - 1)] {
+            if threads == 0 {
+                continue;
+            }
             let cfg = LaunchConfig {
-                grid_dim: ((segs - 1).div_ceil(block as usize) as u32, q, 1),
+                grid_dim: (threads.div_ceil(block as usize) as u32, q, 1),
                 block_dim: (block, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let mut launch = stream.launch_builder(&self.kernels.fixup_spanning);
-            launch.arg(self.offsets.raw()).arg(&buckets).arg(&seg).arg(self.partials.raw()).arg(&slots);
-            launch.arg(self.buckets.raw_mut()).arg(&first_flag);
-            // SAFETY: msm_{C}_fixup_spanning: the fixup's arguments, a thread per segment boundary of each
-            // virtual window; it writes only buckets spanning segments, which the fixup left alone.
-            launched("msm_fixup_spanning", unsafe { launch.launch(cfg) })?;
+            let fixup = args::MsmFixup {
+                offsets: read(self.offsets.raw()),
+                buckets,
+                seg,
+                partials: read(self.partials.raw()),
+                slots,
+                bucket_sums: write(self.buckets.raw_mut()),
+                first: u32::from(first_chunk),
+            };
+            // SAFETY: msm_{C}_fixup: one thread per bucket of each virtual window; offsets/partials as written
+            // by the accumulate launch above (same seg and slots); buckets holds q · buckets XYZZ points, all
+            // written by the first chunk's fixups (first = 1) before later chunks add to them.
+            // msm_{C}_fixup_spanning: the same, a thread per segment boundary; it writes only buckets spanning
+            // segments, which the fixup left alone.
+            unsafe { kernel.launch(&stream, cfg, fixup) }?;
         }
         Ok(())
     }
@@ -680,28 +699,26 @@ impl<'g, C: Curve> Msm<'g, C> {
         let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
         let buckets = plan.buckets() as u32;
         let per_window = plan.per_window() as u32;
-        let null = 0u64;
         let parts = plan.scan_parts() as u32;
         let cfg =
             LaunchConfig { grid_dim: (parts, q, 1), block_dim: (SCAN_BLOCK, 1, 1), shared_mem_bytes: SCAN_BLOCK * 4 };
-        let mut launch = stream.launch_builder(&self.kernels.scan_sums);
         let scratch = &mut self.counting;
-        launch.arg(scratch.counts.raw()).arg(&buckets).arg(scratch.scan_sums.raw_mut());
+        let sums =
+            args::MsmScanSums { counts: read(scratch.counts.raw()), buckets, sums: write(scratch.scan_sums.raw_mut()) };
         // SAFETY: msm_scan_sums: grid (⌈buckets / SCAN_SPAN⌉, q) of SCAN_BLOCK threads with SCAN_BLOCK u32 of
         // shared memory; counts holds q · buckets entries, scan_sums q · parts.
-        launched("msm_scan_sums", unsafe { launch.launch(cfg) })?;
-        let mut launch = stream.launch_builder(&self.kernels.scan);
-        launch
-            .arg(scratch.counts.raw())
-            .arg(&buckets)
-            .arg(scratch.scan_sums.raw())
-            .arg(self.offsets.raw_mut())
-            .arg(scratch.cursors.raw_mut());
+        unsafe { self.kernels.scan_sums.launch(&stream, cfg, sums) }?;
+        let scan = args::MsmScan {
+            counts: read(scratch.counts.raw()),
+            buckets,
+            sums: read(scratch.scan_sums.raw()),
+            offsets: write(self.offsets.raw_mut()),
+            cursors: write(scratch.cursors.raw_mut()),
+        };
         // SAFETY: msm_scan: the same grid (parts <= SCAN_BLOCK since buckets <= 2^23); counts and cursors hold
         // q · buckets entries, offsets q · (buckets + 1), scan_sums the part sums just written; totals <= len ·
         // copies < 2^32.
-        launched("msm_scan", unsafe { launch.launch(cfg) })?;
-        drop(launch);
+        unsafe { self.kernels.scan.launch(&stream, cfg, scan) }?;
 
         let cfg = LaunchConfig {
             grid_dim: ((at.len as usize).div_ceil(SCALAR_BLOCK as usize) as u32, windows, 1),
@@ -711,15 +728,23 @@ impl<'g, C: Curve> Msm<'g, C> {
         let range = buckets.div_ceil(plan.scatter_passes);
         for pass in 0..plan.scatter_passes {
             let (bucket_lo, bucket_hi) = (pass * range, ((pass + 1) * range).min(buckets));
-            let mut launch = stream.launch_builder(&self.kernels.scatter);
-            launch.arg(self.digits.raw());
-            match at.index_view {
-                Some(view) => launch.arg(view),
-                None => launch.arg(&null),
+            let scatter = args::MsmScatter {
+                digits: read(self.digits.raw()),
+                indices: read_or_null(at.index_view),
+                len: at.len,
+                c,
+                windows,
+                q,
+                stride: at.stride,
+                first: at.first,
+                limit: at.limit,
+                offsets: read(self.offsets.raw()),
+                cursors: write(scratch.cursors.raw_mut()),
+                sorted: write(self.sorted.raw_mut()),
+                per_window,
+                bucket_lo,
+                bucket_hi,
             };
-            launch.arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&at.stride).arg(&at.first).arg(&at.limit);
-            launch.arg(self.offsets.raw()).arg(scratch.cursors.raw_mut()).arg(self.sorted.raw_mut());
-            launch.arg(&per_window).arg(&bucket_lo).arg(&bucket_hi);
             // SAFETY: msm_scatter: grid (⌈len / block⌉, windows); the count's digits and ranks for the same
             // chunk and layout and the scan's offsets and cursors of its counts, so every slot stays inside its
             // bucket's range of the window (<= per_window entries);
@@ -727,7 +752,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             // entries; the index view (if any) holds len indices; base indices are below limit (n rows of the
             // table, or len staged bases; larger ones were counted by the count and become 0), so point indices
             // (w / q)·stride + index are < copies · n < 2^31 (check_table).
-            launched("msm_scatter", unsafe { launch.launch(cfg) })?;
+            unsafe { self.kernels.scatter.launch(&stream, cfg, scatter) }?;
         }
         Ok(())
     }
@@ -742,7 +767,6 @@ impl<'g, C: Curve> Msm<'g, C> {
         let buckets = plan.buckets();
         let per_window = plan.per_window();
         let pw32 = per_window as u32;
-        let null = 0u64;
         let (bits, passes) = (radix_bits(c), radix_passes(c));
         let (blocks, tiles_per_block) = sort_grid(windows.div_ceil(q) * at.len);
         let spine_len = (1u32 << bits) * blocks;
@@ -764,40 +788,45 @@ impl<'g, C: Curve> Msm<'g, C> {
                 let vals_to_sorted = (passes - 1 - pass) % 2 == 0;
                 let [keys0, keys1] = &mut scratch.keys;
                 let (keys_in, keys_out) = if pass % 2 == 0 { (&*keys1, keys0) } else { (&*keys0, keys1) };
-                let mut launch = stream.launch_builder(&self.kernels.sort_upsweep);
-                launch.arg(self.digits.raw()).arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&v0).arg(&pw32);
-                launch.arg(&tiles_per_block).arg(&pass).arg(&bits);
-                if pass == 0 {
-                    launch.arg(&null);
-                } else {
-                    launch.arg(keys_in.raw());
-                }
-                launch.arg(scratch.counts.raw()).arg(scratch.hist.raw_mut());
+                let upsweep = args::MsmSortUpsweep {
+                    digits: read(self.digits.raw()),
+                    len: at.len,
+                    c,
+                    windows,
+                    q,
+                    v0,
+                    per_window: pw32,
+                    tiles_per_block,
+                    pass,
+                    bits,
+                    keys: if pass == 0 { Ptr::Null } else { read(keys_in.raw()) },
+                    counts: read(scratch.counts.raw()),
+                    hist: write(scratch.hist.raw_mut()),
+                };
                 // SAFETY: msm_sort_upsweep: grid (blocks, group), v0 + group <= q, SORT_BLOCK threads with
                 // 2^bits counters of shared memory; digits from this chunk's count kernel (len >= 1); later
                 // passes read the previous pass's keys (group · per_window words) and the first pass's counts;
                 // hist holds group · 2^bits · SORT_GRID >= group · spine_len words.
-                launched("msm_sort_upsweep", unsafe { launch.launch(grid(blocks, up_shared, SORT_BLOCK)) })?;
+                unsafe { self.kernels.sort_upsweep.launch(&stream, grid(blocks, up_shared, SORT_BLOCK), upsweep) }?;
                 let scan_cfg = grid(parts, SCAN_BLOCK * 4, SCAN_BLOCK);
-                let mut launch = stream.launch_builder(&self.kernels.scan_sums);
-                launch.arg(scratch.hist.raw()).arg(&spine_len).arg(scratch.sums.raw_mut());
+                let sums = args::MsmScanSums {
+                    counts: read(scratch.hist.raw()),
+                    buckets: spine_len,
+                    sums: write(scratch.sums.raw_mut()),
+                };
                 // SAFETY: msm_scan_sums over group windows of spine_len counters (parts <= SCAN_BLOCK);
                 // sums holds group · parts words.
-                launched("msm_scan_sums", unsafe { launch.launch(scan_cfg) })?;
-                let mut launch = stream.launch_builder(&self.kernels.scan);
-                launch.arg(scratch.hist.raw()).arg(&spine_len).arg(scratch.sums.raw()).arg(scratch.spine.raw_mut());
-                launch.arg(scratch.cursors.raw_mut());
+                unsafe { self.kernels.scan_sums.launch(&stream, scan_cfg, sums) }?;
+                let scan = args::MsmScan {
+                    counts: read(scratch.hist.raw()),
+                    buckets: spine_len,
+                    sums: read(scratch.sums.raw()),
+                    offsets: write(scratch.spine.raw_mut()),
+                    cursors: write(scratch.cursors.raw_mut()),
+                };
                 // SAFETY: msm_scan: same grid; spine holds group · (spine_len + 1) words, cursors group ·
                 // spine_len; totals <= per_window < 2^32.
-                launched("msm_scan", unsafe { launch.launch(scan_cfg) })?;
-                let mut launch = stream.launch_builder(&self.kernels.sort_downsweep);
-                launch.arg(self.digits.raw());
-                match at.index_view {
-                    Some(view) => launch.arg(view),
-                    None => launch.arg(&null),
-                };
-                launch.arg(&at.len).arg(&c).arg(&windows).arg(&q).arg(&at.stride).arg(&at.first).arg(&at.limit);
-                launch.arg(&v0).arg(&pw32).arg(&tiles_per_block).arg(&pass).arg(&bits);
+                unsafe { self.kernels.scan.launch(&stream, scan_cfg, scan) }?;
                 let sorted = &mut self.sorted;
                 let vals = &mut scratch.vals;
                 let (vals_in, mut vals_out) = if vals_to_sorted {
@@ -805,30 +834,51 @@ impl<'g, C: Curve> Msm<'g, C> {
                 } else {
                     (sorted.raw_range(lo..hi)?, vals.raw_range_mut(0..vals.len())?)
                 };
-                if pass == 0 {
-                    launch.arg(&null).arg(&null);
-                } else {
-                    launch.arg(keys_in.raw()).arg(&vals_in);
-                }
-                launch.arg(scratch.counts.raw_mut()).arg(scratch.spine.raw());
-                launch.arg(keys_out.raw_mut()).arg(&mut vals_out);
+                let downsweep = args::MsmSortDownsweep {
+                    digits: read(self.digits.raw()),
+                    indices: read_or_null(at.index_view),
+                    len: at.len,
+                    c,
+                    windows,
+                    q,
+                    stride: at.stride,
+                    first: at.first,
+                    limit: at.limit,
+                    v0,
+                    per_window: pw32,
+                    tiles_per_block,
+                    pass,
+                    bits,
+                    keys: if pass == 0 { Ptr::Null } else { read(keys_in.raw()) },
+                    vals: if pass == 0 { Ptr::Null } else { read(&vals_in) },
+                    counts: write(scratch.counts.raw_mut()),
+                    spine: read(scratch.spine.raw()),
+                    out_keys: write(keys_out.raw_mut()),
+                    out_vals: write(&mut vals_out),
+                };
                 // SAFETY: msm_sort_downsweep: the upsweep's grid and arguments, downsweep_shared_bytes(bits) of
                 // shared memory (allowed at Msm::new for RADIX_BITS >= bits); spine is the scan of that
                 // upsweep's histogram; inputs (the digits and index view, or the previous pass's keys and
                 // values) never alias the outputs (the other key buffer, and `sorted` or `vals` by the rule
                 // above); outputs hold group · per_window words; point indices < 2^31 as for the scatter.
-                launched("msm_sort_downsweep", unsafe { launch.launch(grid(blocks, down_shared, SORT_BLOCK)) })?;
+                let down_cfg = grid(blocks, down_shared, SORT_BLOCK);
+                unsafe { self.kernels.sort_downsweep.launch(&stream, down_cfg, downsweep) }?;
             }
             let final_keys = &scratch.keys[((passes - 1) % 2) as usize];
             let b32 = buckets as u32;
             let mut offsets =
                 self.offsets.raw_range_mut(v0 as usize * (buckets + 1)..(v0 + group) as usize * (buckets + 1))?;
-            let mut launch = stream.launch_builder(&self.kernels.sort_offsets);
-            launch.arg(final_keys.raw()).arg(scratch.counts.raw()).arg(&pw32).arg(&b32).arg(&mut offsets);
+            let sort_offsets = args::MsmSortOffsets {
+                keys: read(final_keys.raw()),
+                counts: read(scratch.counts.raw()),
+                per_window: pw32,
+                buckets: b32,
+                offsets: write(&mut offsets),
+            };
             // SAFETY: msm_sort_offsets: grid (⌈(buckets + 1) / block⌉, group); the last pass's keys (ascending
             // in each window's first counts[y] words); offsets is the group's group · (buckets + 1) words.
             let x = (buckets + 1).div_ceil(SORT_BLOCK as usize) as u32;
-            launched("msm_sort_offsets", unsafe { launch.launch(grid(x, 0, SORT_BLOCK)) })?;
+            unsafe { self.kernels.sort_offsets.launch(&stream, grid(x, 0, SORT_BLOCK), sort_offsets) }?;
             v0 += group;
         }
         Ok(())
@@ -847,20 +897,21 @@ impl<'g, C: Curve> Msm<'g, C> {
             block_dim: (block, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut launch = stream.launch_builder(&self.kernels.reduce);
-        launch.arg(self.buckets.raw()).arg(&buckets).arg(&run).arg(self.shares.raw_mut());
+        let reduce = args::MsmReduce {
+            bucket_sums: read(self.buckets.raw()),
+            buckets,
+            run,
+            shares: write(self.shares.raw_mut()),
+        };
         // SAFETY: msm_{C}_reduce: one thread per share (⌈buckets / run⌉ per virtual window); buckets holds
         // q · buckets points, shares q · ⌈buckets / run⌉.
-        launched("msm_reduce", unsafe { launch.launch(cfg) })?;
-        drop(launch);
+        unsafe { self.kernels.reduce.launch(&stream, cfg, reduce) }?;
         self.sums.enqueue(&self.shares, shares as u32, &mut self.window_sums)?;
-        let mut launch = stream.launch_builder(&self.kernels.combine);
         let mut out = self.out.raw_range_mut(table..table + 1)?;
-        launch.arg(self.window_sums.raw()).arg(&q).arg(&c).arg(&mut out);
+        let combine = args::MsmCombine { window_sums: read(self.window_sums.raw()), q, c, out: write(&mut out) };
         // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, the out view one.
         let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
-        launched("msm_combine", unsafe { launch.launch(one) })?;
-        Ok(())
+        unsafe { self.kernels.combine.launch(&stream, one, combine) }
     }
 }
 

@@ -45,8 +45,8 @@
 pub mod cpu;
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
-use zkgpu_kernels::interface;
+use cudarc::driver::LaunchConfig;
+use zkgpu_kernels::interface::{self, sig};
 use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};
 use zkgpu_kernels::msm_sort::{
     RADIX_BITS, SORT_BLOCK, SORT_GRID, downsweep_shared_bytes, radix_bits, radix_passes, sort_grid,
@@ -57,7 +57,8 @@ use crate::batch_add::{XyzzSetSum, reduce_scratch_len};
 pub use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::launch::{launch_config_1d, launched};
+use crate::kernel_args::{self as args, KernelFn, Ptr, read, read_or_null, write};
+use crate::launch::launch_config_1d;
 use crate::memory::{DeviceBuffer, as_bytes};
 
 mod bases;

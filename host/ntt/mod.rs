@@ -30,14 +30,15 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use blstrs::Scalar;
-use cudarc::driver::{CudaFunction, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, LaunchConfig};
 use ff::Field;
-use zkgpu_kernels::interface;
+use zkgpu_kernels::interface::{self, sig};
 use zkgpu_kernels::ntt::plan;
 pub use zkgpu_kernels::ntt::{PassParams, Scale, ScaleMode};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
+use crate::kernel_args::{self as args, KernelFn, Ptr, read, write};
 use crate::memory::DeviceBuffer;
 use crate::ntt::cpu::{coset_generator, powers, root_of_unity};
 
@@ -201,13 +202,13 @@ struct Tables {
 #[derive(Debug)]
 pub struct Ntt {
     gpu: Gpu,
-    pass_dif: CudaFunction,
-    pass_dit: CudaFunction,
-    bit_reverse: CudaFunction,
-    bit_reverse_tiled: CudaFunction,
-    fill_table: CudaFunction,
-    h_pointwise: CudaFunction,
-    h_subtract: CudaFunction,
+    pass_dif: KernelFn<sig::NttPass>,
+    pass_dit: KernelFn<sig::NttPass>,
+    bit_reverse: KernelFn<sig::NttBitReverse>,
+    bit_reverse_tiled: KernelFn<sig::NttBitReverseTiled>,
+    fill_table: KernelFn<sig::NttFillTable>,
+    h_pointwise: KernelFn<sig::NttHPointwise>,
+    h_subtract: KernelFn<sig::NttHSubtract>,
     tables: Mutex<Tables>,
     /// The out-of-place buffer of NN and RR transforms (at least the largest batch seen so far; locked after
     /// `tables` when both are held).
@@ -470,11 +471,10 @@ impl Ntt {
         let n = a.len();
         let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
         let count = n as u64;
-        let mut launch = self.gpu.stream().launch_builder(&self.h_pointwise);
-        launch.arg(a.raw_mut()).arg(b.raw()).arg(z_inv.raw()).arg(&count);
+        let pointwise = args::NttHPointwise { a: write(a.raw_mut()), b: read(b.raw()), z: read(z_inv.raw()), count };
         // SAFETY: ntt_h_pointwise reads a, b (n elements each) and z (one element) and writes only a (a distinct
         // buffer: it is borrowed mutably); grid-stride loop bounded by count = n.
-        unsafe { launch.launch(self.elementwise_config(n)) }?;
+        unsafe { self.h_pointwise.launch(self.gpu.stream(), self.elementwise_config(n), pointwise) }?;
         if log_n > 0 {
             let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
             for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse)) {
@@ -482,11 +482,10 @@ impl Ntt {
             }
         }
         // Both a and c are coefficients in bit-reversed order here.
-        let mut launch = self.gpu.stream().launch_builder(&self.h_subtract);
-        launch.arg(a.raw_mut()).arg(c.raw()).arg(z_inv.raw()).arg(&count);
+        let subtract = args::NttHSubtract { a: write(a.raw_mut()), c: read(c.raw()), z: read(z_inv.raw()), count };
         // SAFETY: ntt_h_subtract reads a, c (n elements each) and z (one element) and writes only a (borrowed
         // mutably, so distinct from c); grid-stride loop bounded by count = n.
-        unsafe { launch.launch(self.elementwise_config(n)) }?;
+        unsafe { self.h_subtract.launch(self.gpu.stream(), self.elementwise_config(n), subtract) }?;
         if log_n > 0 {
             self.launch_step(tables, a, None, log_n, &Step::Permute)?;
         }
@@ -523,22 +522,18 @@ impl Ntt {
                 block_dim: (PERMUTE_TILE, 1, 1),
                 shared_mem_bytes: 2 * (PERMUTE_PITCH << PERMUTE_EDGE_BITS) * ELEMENT_BYTES as u32,
             };
-            let mut launch = self.gpu.stream().launch_builder(&self.bit_reverse_tiled);
-            launch.arg(data.raw_mut()).arg(&log_n);
+            let reverse = args::NttBitReverseTiled { data: write(data.raw_mut()), log_n };
             // SAFETY: one block of 256 threads per (transform, middle value): data.len() >> 8 blocks, as the
             // kernel requires; two padded 16 x 16 tiles of shared memory; every position the kernel touches is
             // inside `data` (a whole number of 2^log_n transforms, checked by check_shape).
-            unsafe { launch.launch(cfg) }?;
-            return Ok(());
+            return unsafe { self.bit_reverse_tiled.launch(self.gpu.stream(), cfg, reverse) };
         }
         let total = data.len() as u64;
         let cfg = self.elementwise_config(data.len());
-        let mut launch = self.gpu.stream().launch_builder(&self.bit_reverse);
-        launch.arg(data.raw_mut()).arg(&log_n).arg(&total);
+        let reverse = args::NttBitReverse { data: write(data.raw_mut()), log_n, total };
         // SAFETY: ntt_bit_reverse swaps pairs within each 2^log_n chunk of `data` (total elements, a multiple
         // of 2^log_n, checked by check_shape); each pair is owned by one thread.
-        unsafe { launch.launch(cfg) }?;
-        Ok(())
+        unsafe { self.bit_reverse.launch(self.gpu.stream(), cfg, reverse) }
     }
 
     /// Queues one step of a schedule on the compute stream (`scratch`: the scratch buffer, at least as long as
@@ -591,31 +586,23 @@ impl Ntt {
         };
         let [w0, w1] = params.encode();
         let function = if dit { &self.pass_dit } else { &self.pass_dif };
-        let mut launch = self.gpu.stream().launch_builder(function);
         // In place, the source is the destination's address as a plain pointer (the destination argument
         // borrows the buffer mutably and orders the stream's accesses to it).
-        let in_place_source: u64;
-        match (src, scratch) {
-            (Buffer::Data, Some(s)) if dst == Buffer::Scratch => launch.arg(data.raw()).arg(s.raw_mut()),
-            (Buffer::Scratch, Some(s)) if dst == Buffer::Data => launch.arg(s.raw()).arg(data.raw_mut()),
-            (Buffer::Scratch, Some(s)) => {
-                in_place_source = device_address(s, self.gpu.stream());
-                launch.arg(&in_place_source).arg(s.raw_mut())
-            }
-            _ => {
-                in_place_source = device_address(data, self.gpu.stream());
-                launch.arg(&in_place_source).arg(data.raw_mut())
-            }
+        let (src, dst) = match (src, scratch) {
+            (Buffer::Data, Some(s)) if dst == Buffer::Scratch => (read(data.raw()), write(s.raw_mut())),
+            (Buffer::Scratch, Some(s)) if dst == Buffer::Data => (read(s.raw()), write(data.raw_mut())),
+            (Buffer::Scratch, Some(s)) => (Ptr::Address(device_address(s, self.gpu.stream())), write(s.raw_mut())),
+            _ => (Ptr::Address(device_address(data, self.gpu.stream())), write(data.raw_mut())),
         };
-        launch.arg(twiddles.raw()).arg(lo).arg(hi).arg(&w0).arg(&w1);
+        let pass =
+            args::NttPass { src, dst, twiddles: read(twiddles.raw()), scale_lo: read(lo), scale_hi: read(hi), w0, w1 };
         // SAFETY: the grid has one block per tile of 2^log_tile elements (data.len() is a multiple: the plan
         // divides batch * n), threads() threads and 32 bytes of shared memory per element. Source and
         // destination hold data.len() elements each and are the same buffer or distinct ones; the same only
         // when the pass reverses nothing or its tile holds whole transforms (checked above). The twiddle table
         // holds 2^(log_table-1) >= n/2 entries; the scale tables match the pass's mode and lo_bits and hold
         // 2^lo_bits and n >> lo_bits entries (one each when constant). Tables, data and scratch are distinct.
-        unsafe { launch.launch(cfg) }?;
-        Ok(())
+        unsafe { function.launch(self.gpu.stream(), cfg, pass) }
     }
 
     /// The twiddle table for `direction`, at least 2^log_n in size (rebuilt larger when needed).
@@ -656,12 +643,16 @@ impl Ntt {
         let lo_dev = self.gpu.upload(lo)?;
         let hi_dev = self.gpu.upload(hi)?;
         let mut out = self.gpu.alloc_zeroed::<Scalar>(count)?;
-        let count64 = count as u64;
-        let mut launch = self.gpu.stream().launch_builder(&self.fill_table);
-        launch.arg(out.raw_mut()).arg(lo_dev.raw()).arg(hi_dev.raw()).arg(&lo_bits).arg(&count64);
+        let fill = args::NttFillTable {
+            out: write(out.raw_mut()),
+            lo: read(lo_dev.raw()),
+            hi: read(hi_dev.raw()),
+            lo_bits,
+            count: count as u64,
+        };
         // SAFETY: ntt_fill_table writes out[e] for e < count and reads lo[e mod 2^lo_bits] (lo has 2^lo_bits
         // entries) and hi[e >> lo_bits] (hi has count >> lo_bits entries, callers make count a multiple).
-        unsafe { launch.launch(self.elementwise_config(count)) }?;
+        unsafe { self.fill_table.launch(self.gpu.stream(), self.elementwise_config(count), fill) }?;
         Ok(out)
     }
 }

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, sys};
-use zkgpu_kernels::interface::Kernel;
 
 use crate::error::{Error, Result};
 use crate::module::{DeviceKey, DeviceModules, Family, LoadedModule};
@@ -126,12 +125,6 @@ impl Gpu {
         &self.copy
     }
 
-    /// A production kernel of the typed interface ([`zkgpu_kernels::interface`]): the host names its kernels
-    /// only through these constants, which the build checks against the embedded PTX (name and parameters).
-    pub fn kernel(&self, kernel: &Kernel) -> Result<CudaFunction> {
-        self.function(kernel.name)
-    }
-
     /// The kernel `name`: from its family's module when the name has a family ([`Family::of`]), else from the
     /// test module; `Err(MissingKernel)` when there is no such kernel.
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
@@ -188,9 +181,9 @@ impl Gpu {
         let loaded: Vec<Family> = self.loaded_modules().iter().filter_map(|m| m.family).collect();
         let mut need = 0usize;
         for kernel in
-            zkgpu_kernels::interface::KERNELS.iter().filter(|k| k.family().is_some_and(|f| loaded.contains(&f)))
+            zkgpu_kernels::interface::kernels().iter().filter(|k| k.family().is_some_and(|f| loaded.contains(&f)))
         {
-            let function = self.kernel(kernel)?;
+            let function = self.function(kernel.name)?;
             raw::load_function(&function)?;
             let local = function.get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?;
             need = need.max(non_negative(local)? as usize);

@@ -1,8 +1,6 @@
 // Host targets only (never nvptx64): the host crate launches through it and its build.rs checks it against the
 // PTX (a build dependency). The module docs are on `pub mod interface` in lib.rs.
 
-use self::Param::{Ptr, U32, U64};
-
 /// One kernel parameter as the PTX declares it (`.param ...` in the entry's parameter list).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Param {
@@ -22,7 +20,8 @@ pub enum Param {
     },
 }
 
-/// A kernel of the production module: its entry name and its parameters in launch order.
+/// A kernel of the production module, type-erased: its entry name and its parameters in launch order (what
+/// build.rs checks against the PTX, and what the module tables list).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
     /// The `.entry` name (the `#[unsafe(no_mangle)]` function in `entry/`).
@@ -31,209 +30,270 @@ pub struct Kernel {
     pub params: &'static [Param],
 }
 
-// MSM, curve-independent (`entry/msm.rs`, `entry/msm_sort.rs`).
+/// A parameter list shared by one or more kernels: the marker type of [`Entry`], and the key the host's
+/// argument structs are bound to (`zkgpu::kernel_args`), so a launch can only pass a kernel the arguments of
+/// its own parameter list.
+pub trait Signature: 'static {
+    /// The parameters' kinds, in launch order.
+    const PARAMS: &'static [Param];
+    /// The parameters' names (the kernel function's), in launch order.
+    const NAMES: &'static [&'static str];
+}
 
-/// `msm_count(scalars, indices, len, c, windows, q, limit, counts, digits, bad)`.
-pub const MSM_COUNT: Kernel =
-    Kernel { name: "msm_count", params: &[Ptr, Ptr, U32, U32, U32, U32, U32, Ptr, Ptr, Ptr] };
-/// `msm_scan_sums(counts, buckets, sums)`.
-pub const MSM_SCAN_SUMS: Kernel = Kernel { name: "msm_scan_sums", params: &[Ptr, U32, Ptr] };
-/// `msm_scan(counts, buckets, sums, offsets, cursors)`.
-pub const MSM_SCAN: Kernel = Kernel { name: "msm_scan", params: &[Ptr, U32, Ptr, Ptr, Ptr] };
-/// `msm_scatter(digits, indices, len, c, windows, q, stride, first, limit, offsets, cursors, sorted,
-/// per_window, bucket_lo, bucket_hi)`.
-pub const MSM_SCATTER: Kernel = Kernel {
-    name: "msm_scatter",
-    params: &[Ptr, Ptr, U32, U32, U32, U32, U32, U32, U32, Ptr, Ptr, Ptr, U32, U32, U32],
-};
-/// `msm_sort_upsweep(digits, len, c, windows, q, v0, per_window, tiles_per_block, pass, bits, keys, counts,
-/// hist)`.
-pub const MSM_SORT_UPSWEEP: Kernel = Kernel {
-    name: "msm_sort_upsweep",
-    params: &[Ptr, U32, U32, U32, U32, U32, U32, U32, U32, U32, Ptr, Ptr, Ptr],
-};
-/// `msm_sort_downsweep(digits, indices, len, c, windows, q, stride, first, limit, v0, per_window,
-/// tiles_per_block, pass, bits, keys, vals, counts, spine, out_keys, out_vals)`.
-pub const MSM_SORT_DOWNSWEEP: Kernel = Kernel {
-    name: "msm_sort_downsweep",
-    params: &[
-        Ptr, Ptr, U32, U32, U32, U32, U32, U32, U32, U32, U32, U32, U32, U32, Ptr, Ptr, Ptr, Ptr, Ptr, Ptr,
-    ],
-};
-/// `msm_sort_offsets(keys, counts, per_window, buckets, offsets)`.
-pub const MSM_SORT_OFFSETS: Kernel = Kernel { name: "msm_sort_offsets", params: &[Ptr, Ptr, U32, U32, Ptr] };
+/// A production kernel with its [`Signature`] `S` in the type.
+pub struct Entry<S> {
+    /// The kernel, type-erased.
+    pub kernel: Kernel,
+    signature: core::marker::PhantomData<fn() -> S>,
+}
 
-// NTT (`entry/ntt.rs`).
+impl<S: Signature> Entry<S> {
+    /// The kernel `name`, taking `S`'s parameters.
+    pub const fn new(name: &'static str) -> Self {
+        Entry { kernel: Kernel { name, params: S::PARAMS }, signature: core::marker::PhantomData }
+    }
+}
 
-/// `ntt_pass_dif(src, dst, twiddles, scale_lo, scale_hi, w0, w1)` (`w0, w1`: `ntt::PassParams::encode`).
-pub const NTT_PASS_DIF: Kernel = Kernel { name: "ntt_pass_dif", params: &[Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32] };
-/// `ntt_pass_dit(src, dst, twiddles, scale_lo, scale_hi, w0, w1)`.
-pub const NTT_PASS_DIT: Kernel = Kernel { name: "ntt_pass_dit", params: &[Ptr, Ptr, Ptr, Ptr, Ptr, U32, U32] };
-/// `ntt_bit_reverse(data, log_n, total)`.
-pub const NTT_BIT_REVERSE: Kernel = Kernel { name: "ntt_bit_reverse", params: &[Ptr, U32, U64] };
-/// `ntt_bit_reverse_tiled(data, log_n)`.
-pub const NTT_BIT_REVERSE_TILED: Kernel = Kernel { name: "ntt_bit_reverse_tiled", params: &[Ptr, U32] };
-/// `ntt_fill_table(out, lo, hi, lo_bits, count)`.
-pub const NTT_FILL_TABLE: Kernel = Kernel { name: "ntt_fill_table", params: &[Ptr, Ptr, Ptr, U32, U64] };
-/// `ntt_h_pointwise(a, b, z, count)`.
-pub const NTT_H_POINTWISE: Kernel = Kernel { name: "ntt_h_pointwise", params: &[Ptr, Ptr, Ptr, U64] };
-/// `ntt_h_subtract(a, c, z, count)`.
-pub const NTT_H_SUBTRACT: Kernel = Kernel { name: "ntt_h_subtract", params: &[Ptr, Ptr, Ptr, U64] };
+impl<S> Clone for Entry<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for Entry<S> {}
+impl<S> core::fmt::Debug for Entry<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.kernel.fmt(f)
+    }
+}
 
-// Batch addition, curve-independent (`entry/batch_add.rs`).
+/// Calls `$callback! { ... }` with every kernel parameter list, once each, as
+/// `Name(param: Kind, ...);` with `Kind` one of `Ptr`, `U32`, `U64` ([`Param`]). The kernels crate makes the
+/// [`Signature`] markers of [`sig`] from it, the host crate its argument structs: one list, two crates.
+/// The names are the kernel functions' parameter names (`entry/`).
+#[macro_export]
+macro_rules! for_each_signature {
+    ($callback:ident) => {
+        $callback! {
+            // MSM, curve-independent (`entry/msm.rs`, `entry/msm_sort.rs`).
+            MsmCount(scalars: Ptr, indices: Ptr, len: U32, c: U32, windows: U32, q: U32, limit: U32, counts: Ptr,
+                digits: Ptr, bad: Ptr);
+            MsmScanSums(counts: Ptr, buckets: U32, sums: Ptr);
+            MsmScan(counts: Ptr, buckets: U32, sums: Ptr, offsets: Ptr, cursors: Ptr);
+            MsmScatter(digits: Ptr, indices: Ptr, len: U32, c: U32, windows: U32, q: U32, stride: U32, first: U32,
+                limit: U32, offsets: Ptr, cursors: Ptr, sorted: Ptr, per_window: U32, bucket_lo: U32,
+                bucket_hi: U32);
+            MsmSortUpsweep(digits: Ptr, len: U32, c: U32, windows: U32, q: U32, v0: U32, per_window: U32,
+                tiles_per_block: U32, pass: U32, bits: U32, keys: Ptr, counts: Ptr, hist: Ptr);
+            MsmSortDownsweep(digits: Ptr, indices: Ptr, len: U32, c: U32, windows: U32, q: U32, stride: U32,
+                first: U32, limit: U32, v0: U32, per_window: U32, tiles_per_block: U32, pass: U32, bits: U32,
+                keys: Ptr, vals: Ptr, counts: Ptr, spine: Ptr, out_keys: Ptr, out_vals: Ptr);
+            MsmSortOffsets(keys: Ptr, counts: Ptr, per_window: U32, buckets: U32, offsets: Ptr);
+            // MSM, per curve (`msm_curve_kernels!` in `entry/msm.rs`).
+            MsmAccumulate(bases: Ptr, sorted: Ptr, per_window: U32, offsets: Ptr, buckets: U32, seg: U32,
+                slots: U32, partials: Ptr);
+            MsmAccumulateAffine(bases: Ptr, sorted: Ptr, per_window: U32, offsets: Ptr, buckets: U32, seg: U32,
+                slots: U32, partials: Ptr, rounds: U32, first_window: U32, scratch: Ptr);
+            MsmFold(offsets: Ptr, buckets: U32, seg: U32, partials: Ptr, slots: U32);
+            MsmFixup(offsets: Ptr, buckets: U32, seg: U32, partials: Ptr, slots: U32, bucket_sums: Ptr,
+                first: U32);
+            MsmReduce(bucket_sums: Ptr, buckets: U32, run: U32, shares: Ptr);
+            MsmCombine(window_sums: Ptr, q: U32, c: U32, out: Ptr);
+            MsmPrecompute(table: Ptr, n: U32, shift: U32, copies: U32);
+            // NTT (`entry/ntt.rs`).
+            NttPass(src: Ptr, dst: Ptr, twiddles: Ptr, scale_lo: Ptr, scale_hi: Ptr, w0: U32, w1: U32);
+            NttBitReverse(data: Ptr, log_n: U32, total: U64);
+            NttBitReverseTiled(data: Ptr, log_n: U32);
+            NttFillTable(out: Ptr, lo: Ptr, hi: Ptr, lo_bits: U32, count: U64);
+            NttHPointwise(a: Ptr, b: Ptr, z: Ptr, count: U64);
+            NttHSubtract(a: Ptr, c: Ptr, z: Ptr, count: U64);
+            // Batch addition, curve-independent (`entry/batch_add.rs`).
+            BatchAddClassifyScalars(scalars: Ptr, n: U32, ones: Ptr, others: Ptr);
+            BatchAddCountChunks(bits: Ptr, len: U32, chunk_counts: Ptr);
+            BatchAddSelectedTotals(chunk_counts: Ptr, chunks: U32, shift: U32, totals: Ptr);
+            BatchAddCompactIndices(bits: Ptr, len: U32, chunk_counts: Ptr, indices: Ptr);
+            // Batch addition and set sums, per curve (`batch_add_kernels!` in `entry/batch_add.rs`).
+            BatchAddAccumulate(points: Ptr, set_offsets: Ptr, bitmap: Ptr, lane_sums: Ptr);
+            SetSum(input: Ptr, in_per_set: U32, output: Ptr);
+            BatchAddAffineLevel(input: Ptr, count: Ptr, shift: U32, output: Ptr);
+            BatchAddAffineLevelGather(points: Ptr, indices: Ptr, count: Ptr, output: Ptr);
+            BatchAddExpand(seeds: Ptr, step: Ptr, run: U32, n: U32, out: Ptr);
+        }
+    };
+}
 
-/// `batch_add_classify_scalars(scalars, n, ones, others)`.
-pub const BATCH_ADD_CLASSIFY_SCALARS: Kernel =
-    Kernel { name: "batch_add_classify_scalars", params: &[Ptr, U32, Ptr, Ptr] };
-/// `batch_add_count_chunks(bits, len, chunk_counts)`.
-pub const BATCH_ADD_COUNT_CHUNKS: Kernel = Kernel { name: "batch_add_count_chunks", params: &[Ptr, U32, Ptr] };
-/// `batch_add_selected_totals(chunk_counts, chunks, shift, totals)`.
-pub const BATCH_ADD_SELECTED_TOTALS: Kernel =
-    Kernel { name: "batch_add_selected_totals", params: &[Ptr, U32, U32, Ptr] };
-/// `batch_add_compact_indices(bits, len, chunk_counts, indices)`.
-pub const BATCH_ADD_COMPACT_INDICES: Kernel =
-    Kernel { name: "batch_add_compact_indices", params: &[Ptr, U32, Ptr, Ptr] };
+macro_rules! define_signatures {
+    ($($name:ident($($param:ident: $kind:ident),* $(,)?);)*) => {
+        $(
+            #[doc = concat!("The parameters `", stringify!($name), "(", $(stringify!($param), ", ",)* ")`.")]
+            #[derive(Clone, Copy, Debug)]
+            pub struct $name;
+            impl super::Signature for $name {
+                const PARAMS: &'static [super::Param] = &[$(super::Param::$kind),*];
+                const NAMES: &'static [&'static str] = &[$(stringify!($param)),*];
+            }
+        )*
+    };
+}
+
+/// The [`Signature`] markers, one per parameter list of [`for_each_signature!`].
+pub mod sig {
+    for_each_signature!(define_signatures);
+}
+
+// MSM, curve-independent.
+
+/// `msm_count`: digit counting.
+pub const MSM_COUNT: Entry<sig::MsmCount> = Entry::new("msm_count");
+/// `msm_scan_sums`: per-block sums of the bucket counts.
+pub const MSM_SCAN_SUMS: Entry<sig::MsmScanSums> = Entry::new("msm_scan_sums");
+/// `msm_scan`: bucket offsets and cursors.
+pub const MSM_SCAN: Entry<sig::MsmScan> = Entry::new("msm_scan");
+/// `msm_scatter`: the counting sort's scatter.
+pub const MSM_SCATTER: Entry<sig::MsmScatter> = Entry::new("msm_scatter");
+/// `msm_sort_upsweep`: the radix sort's histograms.
+pub const MSM_SORT_UPSWEEP: Entry<sig::MsmSortUpsweep> = Entry::new("msm_sort_upsweep");
+/// `msm_sort_downsweep`: the radix sort's scatter.
+pub const MSM_SORT_DOWNSWEEP: Entry<sig::MsmSortDownsweep> = Entry::new("msm_sort_downsweep");
+/// `msm_sort_offsets`: bucket offsets of the radix-sorted keys.
+pub const MSM_SORT_OFFSETS: Entry<sig::MsmSortOffsets> = Entry::new("msm_sort_offsets");
+
+// NTT.
+
+/// `ntt_pass_dif` (`w0, w1`: `ntt::PassParams::encode`).
+pub const NTT_PASS_DIF: Entry<sig::NttPass> = Entry::new("ntt_pass_dif");
+/// `ntt_pass_dit`.
+pub const NTT_PASS_DIT: Entry<sig::NttPass> = Entry::new("ntt_pass_dit");
+/// `ntt_bit_reverse`.
+pub const NTT_BIT_REVERSE: Entry<sig::NttBitReverse> = Entry::new("ntt_bit_reverse");
+/// `ntt_bit_reverse_tiled`.
+pub const NTT_BIT_REVERSE_TILED: Entry<sig::NttBitReverseTiled> = Entry::new("ntt_bit_reverse_tiled");
+/// `ntt_fill_table`: twiddle tables.
+pub const NTT_FILL_TABLE: Entry<sig::NttFillTable> = Entry::new("ntt_fill_table");
+/// `ntt_h_pointwise`: Groth16's `a·b` on the coset.
+pub const NTT_H_POINTWISE: Entry<sig::NttHPointwise> = Entry::new("ntt_h_pointwise");
+/// `ntt_h_subtract`: Groth16's `(a·b − c)/z`.
+pub const NTT_H_SUBTRACT: Entry<sig::NttHSubtract> = Entry::new("ntt_h_subtract");
+
+// Batch addition, curve-independent.
+
+/// `batch_add_classify_scalars`: 0/1 scalars apart from the others.
+pub const BATCH_ADD_CLASSIFY_SCALARS: Entry<sig::BatchAddClassifyScalars> = Entry::new("batch_add_classify_scalars");
+/// `batch_add_count_chunks`: set bits per bitmap chunk.
+pub const BATCH_ADD_COUNT_CHUNKS: Entry<sig::BatchAddCountChunks> = Entry::new("batch_add_count_chunks");
+/// `batch_add_selected_totals`: the selection's totals.
+pub const BATCH_ADD_SELECTED_TOTALS: Entry<sig::BatchAddSelectedTotals> = Entry::new("batch_add_selected_totals");
+/// `batch_add_compact_indices`: a bitmap compacted to indices.
+pub const BATCH_ADD_COMPACT_INDICES: Entry<sig::BatchAddCompactIndices> = Entry::new("batch_add_compact_indices");
 
 /// The kernels instantiated once per curve (`msm_curve_kernels!` and `batch_add_kernels!` in `entry/`): the
 /// same parameter lists for [`G1`] and [`G2`], pointers to that curve's point types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct CurveKernels {
-    /// `msm_{g}_accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials)`.
-    pub msm_accumulate: Kernel,
-    /// `msm_{g}_accumulate_affine(bases, sorted, per_window, offsets, buckets, seg, slots, partials, rounds,
-    /// first_window, scratch)`.
-    pub msm_accumulate_affine: Kernel,
-    /// `msm_{g}_fold(offsets, buckets, seg, partials, slots)`.
-    pub msm_fold: Kernel,
-    /// `msm_{g}_fixup(offsets, buckets, seg, partials, slots, bucket_sums, first)`.
-    pub msm_fixup: Kernel,
-    /// `msm_{g}_fixup_spanning(offsets, buckets, seg, partials, slots, bucket_sums, first)`.
-    pub msm_fixup_spanning: Kernel,
-    /// `msm_{g}_reduce(bucket_sums, buckets, run, shares)`.
-    pub msm_reduce: Kernel,
-    /// `msm_{g}_combine(window_sums, q, c, out)`.
-    pub msm_combine: Kernel,
-    /// `msm_{g}_precompute(table, n, shift, copies)`.
-    pub msm_precompute: Kernel,
-    /// `batch_add_{g}_accumulate(points, set_offsets, bitmap, lane_sums)`.
-    pub batch_add_accumulate: Kernel,
-    /// `set_sum_{g}_reduce(input, in_per_set, output)`: sums of point sets (batch addition's lane sums, the
-    /// MSM's bucket shares), one reduction level.
-    pub set_sum_reduce: Kernel,
-    /// `set_sum_{g}_finish(input, in_per_set, out)`: the last level, one sum per set.
-    pub set_sum_finish: Kernel,
-    /// `batch_add_{g}_affine_level(input, count, shift, output)`.
-    pub batch_add_affine_level: Kernel,
-    /// `batch_add_{g}_affine_level_gather(points, indices, count, output)`.
-    pub batch_add_affine_level_gather: Kernel,
-    /// `bench_batch_add_{g}_expand(seeds, step, run, n, out)`: benchmark inputs (the bench runner's).
-    pub bench_expand: Kernel,
+    /// `msm_{g}_accumulate`.
+    pub msm_accumulate: Entry<sig::MsmAccumulate>,
+    /// `msm_{g}_accumulate_affine`.
+    pub msm_accumulate_affine: Entry<sig::MsmAccumulateAffine>,
+    /// `msm_{g}_fold`.
+    pub msm_fold: Entry<sig::MsmFold>,
+    /// `msm_{g}_fixup`.
+    pub msm_fixup: Entry<sig::MsmFixup>,
+    /// `msm_{g}_fixup_spanning`.
+    pub msm_fixup_spanning: Entry<sig::MsmFixup>,
+    /// `msm_{g}_reduce`.
+    pub msm_reduce: Entry<sig::MsmReduce>,
+    /// `msm_{g}_combine`.
+    pub msm_combine: Entry<sig::MsmCombine>,
+    /// `msm_{g}_precompute`.
+    pub msm_precompute: Entry<sig::MsmPrecompute>,
+    /// `batch_add_{g}_accumulate`.
+    pub batch_add_accumulate: Entry<sig::BatchAddAccumulate>,
+    /// `set_sum_{g}_reduce`: sums of point sets (batch addition's lane sums, the MSM's bucket shares), one
+    /// reduction level.
+    pub set_sum_reduce: Entry<sig::SetSum>,
+    /// `set_sum_{g}_finish`: the last level, one sum per set.
+    pub set_sum_finish: Entry<sig::SetSum>,
+    /// `batch_add_{g}_affine_level`.
+    pub batch_add_affine_level: Entry<sig::BatchAddAffineLevel>,
+    /// `batch_add_{g}_affine_level_gather`.
+    pub batch_add_affine_level_gather: Entry<sig::BatchAddAffineLevelGather>,
+    /// `bench_batch_add_{g}_expand`: benchmark inputs (the bench runner's).
+    pub bench_expand: Entry<sig::BatchAddExpand>,
 }
 
-const MSM_ACCUMULATE_PARAMS: &[Param] = &[Ptr, Ptr, U32, Ptr, U32, U32, U32, Ptr];
-const MSM_ACCUMULATE_AFFINE_PARAMS: &[Param] = &[Ptr, Ptr, U32, Ptr, U32, U32, U32, Ptr, U32, U32, Ptr];
-const MSM_FOLD_PARAMS: &[Param] = &[Ptr, U32, U32, Ptr, U32];
-const MSM_FIXUP_PARAMS: &[Param] = &[Ptr, U32, U32, Ptr, U32, Ptr, U32];
-const MSM_REDUCE_PARAMS: &[Param] = &[Ptr, U32, U32, Ptr];
-const MSM_COMBINE_PARAMS: &[Param] = &[Ptr, U32, U32, Ptr];
-const MSM_PRECOMPUTE_PARAMS: &[Param] = &[Ptr, U32, U32, U32];
-const BATCH_ADD_ACCUMULATE_PARAMS: &[Param] = &[Ptr, Ptr, Ptr, Ptr];
-const BATCH_ADD_REDUCE_PARAMS: &[Param] = &[Ptr, U32, Ptr];
-const BATCH_ADD_AFFINE_LEVEL_PARAMS: &[Param] = &[Ptr, Ptr, U32, Ptr];
-const BATCH_ADD_AFFINE_LEVEL_GATHER_PARAMS: &[Param] = &[Ptr, Ptr, Ptr, Ptr];
-const BATCH_ADD_EXPAND_PARAMS: &[Param] = &[Ptr, Ptr, U32, U32, Ptr];
+impl CurveKernels {
+    /// Every kernel of the curve, type-erased.
+    pub const fn all(&self) -> [Kernel; 14] {
+        [
+            self.msm_accumulate.kernel,
+            self.msm_accumulate_affine.kernel,
+            self.msm_fold.kernel,
+            self.msm_fixup.kernel,
+            self.msm_fixup_spanning.kernel,
+            self.msm_reduce.kernel,
+            self.msm_combine.kernel,
+            self.msm_precompute.kernel,
+            self.batch_add_accumulate.kernel,
+            self.set_sum_reduce.kernel,
+            self.set_sum_finish.kernel,
+            self.batch_add_affine_level.kernel,
+            self.batch_add_affine_level_gather.kernel,
+            self.bench_expand.kernel,
+        ]
+    }
+}
+
+macro_rules! curve_kernels {
+    ($g:literal) => {
+        CurveKernels {
+            msm_accumulate: Entry::new(concat!("msm_", $g, "_accumulate")),
+            msm_accumulate_affine: Entry::new(concat!("msm_", $g, "_accumulate_affine")),
+            msm_fold: Entry::new(concat!("msm_", $g, "_fold")),
+            msm_fixup: Entry::new(concat!("msm_", $g, "_fixup")),
+            msm_fixup_spanning: Entry::new(concat!("msm_", $g, "_fixup_spanning")),
+            msm_reduce: Entry::new(concat!("msm_", $g, "_reduce")),
+            msm_combine: Entry::new(concat!("msm_", $g, "_combine")),
+            msm_precompute: Entry::new(concat!("msm_", $g, "_precompute")),
+            batch_add_accumulate: Entry::new(concat!("batch_add_", $g, "_accumulate")),
+            set_sum_reduce: Entry::new(concat!("set_sum_", $g, "_reduce")),
+            set_sum_finish: Entry::new(concat!("set_sum_", $g, "_finish")),
+            batch_add_affine_level: Entry::new(concat!("batch_add_", $g, "_affine_level")),
+            batch_add_affine_level_gather: Entry::new(concat!("batch_add_", $g, "_affine_level_gather")),
+            bench_expand: Entry::new(concat!("bench_batch_add_", $g, "_expand")),
+        }
+    };
+}
 
 /// The G1 (Fq) instances.
-pub const G1: CurveKernels = CurveKernels {
-    msm_accumulate: Kernel { name: "msm_g1_accumulate", params: MSM_ACCUMULATE_PARAMS },
-    msm_accumulate_affine: Kernel { name: "msm_g1_accumulate_affine", params: MSM_ACCUMULATE_AFFINE_PARAMS },
-    msm_fold: Kernel { name: "msm_g1_fold", params: MSM_FOLD_PARAMS },
-    msm_fixup: Kernel { name: "msm_g1_fixup", params: MSM_FIXUP_PARAMS },
-    msm_fixup_spanning: Kernel { name: "msm_g1_fixup_spanning", params: MSM_FIXUP_PARAMS },
-    msm_reduce: Kernel { name: "msm_g1_reduce", params: MSM_REDUCE_PARAMS },
-    msm_combine: Kernel { name: "msm_g1_combine", params: MSM_COMBINE_PARAMS },
-    msm_precompute: Kernel { name: "msm_g1_precompute", params: MSM_PRECOMPUTE_PARAMS },
-    batch_add_accumulate: Kernel { name: "batch_add_g1_accumulate", params: BATCH_ADD_ACCUMULATE_PARAMS },
-    set_sum_reduce: Kernel { name: "set_sum_g1_reduce", params: BATCH_ADD_REDUCE_PARAMS },
-    set_sum_finish: Kernel { name: "set_sum_g1_finish", params: BATCH_ADD_REDUCE_PARAMS },
-    batch_add_affine_level: Kernel { name: "batch_add_g1_affine_level", params: BATCH_ADD_AFFINE_LEVEL_PARAMS },
-    batch_add_affine_level_gather: Kernel {
-        name: "batch_add_g1_affine_level_gather",
-        params: BATCH_ADD_AFFINE_LEVEL_GATHER_PARAMS,
-    },
-    bench_expand: Kernel { name: "bench_batch_add_g1_expand", params: BATCH_ADD_EXPAND_PARAMS },
-};
-
+pub const G1: CurveKernels = curve_kernels!("g1");
 /// The G2 (Fq2) instances.
-pub const G2: CurveKernels = CurveKernels {
-    msm_accumulate: Kernel { name: "msm_g2_accumulate", params: MSM_ACCUMULATE_PARAMS },
-    msm_accumulate_affine: Kernel { name: "msm_g2_accumulate_affine", params: MSM_ACCUMULATE_AFFINE_PARAMS },
-    msm_fold: Kernel { name: "msm_g2_fold", params: MSM_FOLD_PARAMS },
-    msm_fixup: Kernel { name: "msm_g2_fixup", params: MSM_FIXUP_PARAMS },
-    msm_fixup_spanning: Kernel { name: "msm_g2_fixup_spanning", params: MSM_FIXUP_PARAMS },
-    msm_reduce: Kernel { name: "msm_g2_reduce", params: MSM_REDUCE_PARAMS },
-    msm_combine: Kernel { name: "msm_g2_combine", params: MSM_COMBINE_PARAMS },
-    msm_precompute: Kernel { name: "msm_g2_precompute", params: MSM_PRECOMPUTE_PARAMS },
-    batch_add_accumulate: Kernel { name: "batch_add_g2_accumulate", params: BATCH_ADD_ACCUMULATE_PARAMS },
-    set_sum_reduce: Kernel { name: "set_sum_g2_reduce", params: BATCH_ADD_REDUCE_PARAMS },
-    set_sum_finish: Kernel { name: "set_sum_g2_finish", params: BATCH_ADD_REDUCE_PARAMS },
-    batch_add_affine_level: Kernel { name: "batch_add_g2_affine_level", params: BATCH_ADD_AFFINE_LEVEL_PARAMS },
-    batch_add_affine_level_gather: Kernel {
-        name: "batch_add_g2_affine_level_gather",
-        params: BATCH_ADD_AFFINE_LEVEL_GATHER_PARAMS,
-    },
-    bench_expand: Kernel { name: "bench_batch_add_g2_expand", params: BATCH_ADD_EXPAND_PARAMS },
-};
+pub const G2: CurveKernels = curve_kernels!("g2");
 
 /// Every kernel above: what build.rs checks against the production PTX of each architecture.
-pub const KERNELS: &[Kernel] = &[
-    MSM_COUNT,
-    MSM_SCAN_SUMS,
-    MSM_SCAN,
-    MSM_SCATTER,
-    MSM_SORT_UPSWEEP,
-    MSM_SORT_DOWNSWEEP,
-    MSM_SORT_OFFSETS,
-    NTT_PASS_DIF,
-    NTT_PASS_DIT,
-    NTT_BIT_REVERSE,
-    NTT_BIT_REVERSE_TILED,
-    NTT_FILL_TABLE,
-    NTT_H_POINTWISE,
-    NTT_H_SUBTRACT,
-    BATCH_ADD_CLASSIFY_SCALARS,
-    BATCH_ADD_COUNT_CHUNKS,
-    BATCH_ADD_SELECTED_TOTALS,
-    BATCH_ADD_COMPACT_INDICES,
-    G1.msm_accumulate,
-    G1.msm_accumulate_affine,
-    G1.msm_fold,
-    G1.msm_fixup,
-    G1.msm_fixup_spanning,
-    G1.msm_reduce,
-    G1.msm_combine,
-    G1.msm_precompute,
-    G1.batch_add_accumulate,
-    G1.set_sum_reduce,
-    G1.set_sum_finish,
-    G1.batch_add_affine_level,
-    G1.batch_add_affine_level_gather,
-    G1.bench_expand,
-    G2.msm_accumulate,
-    G2.msm_accumulate_affine,
-    G2.msm_fold,
-    G2.msm_fixup,
-    G2.msm_fixup_spanning,
-    G2.msm_reduce,
-    G2.msm_combine,
-    G2.msm_precompute,
-    G2.batch_add_accumulate,
-    G2.set_sum_reduce,
-    G2.set_sum_finish,
-    G2.batch_add_affine_level,
-    G2.batch_add_affine_level_gather,
-    G2.bench_expand,
-];
+pub fn kernels() -> Vec<Kernel> {
+    let mut all = vec![
+        MSM_COUNT.kernel,
+        MSM_SCAN_SUMS.kernel,
+        MSM_SCAN.kernel,
+        MSM_SCATTER.kernel,
+        MSM_SORT_UPSWEEP.kernel,
+        MSM_SORT_DOWNSWEEP.kernel,
+        MSM_SORT_OFFSETS.kernel,
+        NTT_PASS_DIF.kernel,
+        NTT_PASS_DIT.kernel,
+        NTT_BIT_REVERSE.kernel,
+        NTT_BIT_REVERSE_TILED.kernel,
+        NTT_FILL_TABLE.kernel,
+        NTT_H_POINTWISE.kernel,
+        NTT_H_SUBTRACT.kernel,
+        BATCH_ADD_CLASSIFY_SCALARS.kernel,
+        BATCH_ADD_COUNT_CHUNKS.kernel,
+        BATCH_ADD_SELECTED_TOTALS.kernel,
+        BATCH_ADD_COMPACT_INDICES.kernel,
+    ];
+    all.extend(G1.all());
+    all.extend(G2.all());
+    all
+}
 
 /// The `.visible .entry` kernels of a PTX module in file order: name and parameter list, or for a list with a
 /// declaration [`Param`] cannot express, that declaration (as an error).
@@ -306,6 +366,7 @@ pub fn check_ptx(ptx: &str, kernels: &[Kernel]) -> Result<(), Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::Param::{Ptr, U32, U64};
     use super::*;
 
     const PTX: &str = "
@@ -340,35 +401,53 @@ mod tests {
                 ("no_params", Ok(vec![])),
             ]
         );
-        assert!(check_ptx(PTX, &[NTT_BIT_REVERSE]).is_ok());
+        assert!(check_ptx(PTX, &[NTT_BIT_REVERSE.kernel]).is_ok());
     }
 
     #[test]
     fn reports_a_renamed_kernel() {
         let renamed = PTX.replace("ntt_bit_reverse", "ntt_bit_reversal");
-        let problems = check_ptx(&renamed, &[NTT_BIT_REVERSE]).unwrap_err();
+        let problems = check_ptx(&renamed, &[NTT_BIT_REVERSE.kernel]).unwrap_err();
         assert_eq!(problems, vec!["kernel ntt_bit_reverse: no such entry in the PTX".to_string()]);
     }
 
     #[test]
     fn reports_a_changed_parameter() {
         let changed = PTX.replace(".u64 ntt_bit_reverse_param_2", ".u32 ntt_bit_reverse_param_2");
-        let problems = check_ptx(&changed, &[NTT_BIT_REVERSE]).unwrap_err();
+        let problems = check_ptx(&changed, &[NTT_BIT_REVERSE.kernel]).unwrap_err();
         assert_eq!(problems.len(), 1);
         assert!(problems[0].starts_with("kernel ntt_bit_reverse: the interface expects"), "{}", problems[0]);
         assert!(problems[0].ends_with("[Ptr, U32, U64], the PTX has [Ptr, U32, U32]"), "{}", problems[0]);
         // A dropped parameter and an unknown declaration are reported too.
         let dropped = PTX.replace(",\n\t.param .u64 ntt_bit_reverse_param_2", "");
-        assert_eq!(check_ptx(&dropped, &[NTT_BIT_REVERSE]).unwrap_err().len(), 1);
+        assert_eq!(check_ptx(&dropped, &[NTT_BIT_REVERSE.kernel]).unwrap_err().len(), 1);
         let unknown = PTX.replace(".u64 ntt_bit_reverse_param_2", ".f64 ntt_bit_reverse_param_2");
-        let problems = check_ptx(&unknown, &[NTT_BIT_REVERSE]).unwrap_err();
+        let problems = check_ptx(&unknown, &[NTT_BIT_REVERSE.kernel]).unwrap_err();
         assert!(problems[0].contains("unrecognized parameter `.param .f64"), "{}", problems[0]);
+    }
+
+    /// Every parameter list names each parameter once and has a name per kind.
+    #[test]
+    fn signatures_name_their_parameters() {
+        macro_rules! check {
+            ($($name:ident($($param:ident: $kind:ident),* $(,)?);)*) => {$(
+                let names = <sig::$name as Signature>::NAMES;
+                assert_eq!(names.len(), <sig::$name as Signature>::PARAMS.len(), stringify!($name));
+                for (i, a) in names.iter().enumerate() {
+                    assert!(!names[i + 1..].contains(a), "{}: {a} twice", stringify!($name));
+                }
+            )*};
+        }
+        for_each_signature!(check);
+        assert_eq!(<sig::SetSum as Signature>::NAMES, ["input", "in_per_set", "output"]);
+        assert_eq!(G2.set_sum_finish.kernel.params, [Ptr, U32, Ptr]);
     }
 
     #[test]
     fn names_are_unique() {
-        for (i, a) in KERNELS.iter().enumerate() {
-            assert!(KERNELS[i + 1..].iter().all(|b| b.name != a.name), "{} listed twice", a.name);
+        let all = kernels();
+        for (i, a) in all.iter().enumerate() {
+            assert!(all[i + 1..].iter().all(|b| b.name != a.name), "{} listed twice", a.name);
         }
     }
 
@@ -378,7 +457,7 @@ mod tests {
         for arch in crate::committed::ARCHES {
             let path = crate::committed::path(arch).display().to_string();
             let ptx = crate::committed::read(arch).unwrap_or_else(|e| panic!("{e}"));
-            if let Err(problems) = check_ptx(&ptx, KERNELS) {
+            if let Err(problems) = check_ptx(&ptx, &kernels()) {
                 panic!("{path}:\n{}", problems.join("\n"));
             }
         }

@@ -65,19 +65,22 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     unsafe { core::arch::nvptx::trap() }
 }
 
-/// The typed kernel interface: per production kernel the `.entry` name and its parameter list
-/// ([`interface::Kernel`]), defined once here for the host crate, which names kernels only through it.
+/// The typed kernel interface: per production kernel its `.entry` name and its parameter list
+/// ([`interface::Entry`], typed by an [`interface::Signature`]), and every parameter list once, by name
+/// ([`for_each_signature!`]), from which the host crate makes one argument struct per list. The host names
+/// kernels only through it and launches them only with the struct of their own list.
 ///
-/// Why: the host launches kernels by name with positional arguments, and CI has no GPU to run a launch, so a
-/// renamed kernel or a changed signature would pass every CPU check. The host crate's build.rs parses the
-/// `.visible .entry` parameter lists of the production PTX it embeds (committed or freshly built) and fails the
-/// build unless every entry of [`interface::KERNELS`] is there exactly once with exactly its parameters
+/// Why: CI has no GPU to run a launch, so a renamed kernel, a changed signature or a misplaced argument would
+/// pass every CPU check. Now the host's argument structs do not compile against a kernel of another list, an
+/// argument of the wrong kind (pointer, `u32`, `u64`) does not compile, and the host crate's build.rs parses
+/// the `.visible .entry` parameter lists of the production PTX it embeds (committed or freshly built) and fails
+/// the build unless every entry of [`interface::kernels`] is there exactly once with exactly its parameters
 /// ([`interface::check_ptx`]).
 ///
-/// What it does not catch: PTX records only the parameters' widths (`.u32`, `.u64`, a pointer), so two swapped
-/// arguments of the same kind (two `u32` lengths, two pointers) or a pointer to the wrong element type still
-/// pass; those remain the launch site's `# Safety` promises (and the GPU tests'). Kernels of the test module
-/// are not listed.
+/// What it does not catch: PTX records only the parameters' widths, so a kernel whose two `u32` parameters
+/// were swapped in its source, or a pointer to the wrong element type, still passes; the struct fields' names
+/// make the first visible at the launch site, and the `# Safety` promises and the GPU tests cover the rest.
+/// Kernels of the test module are not listed.
 ///
 /// Host targets only (build.rs reads it through a build dependency): nothing here reaches the PTX.
 #[cfg(not(target_arch = "nvptx64"))]

@@ -10,7 +10,6 @@
 use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cudarc::driver::PushKernelArg;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use rayon::prelude::*;
@@ -18,6 +17,7 @@ use std::marker::PhantomData;
 use std::time::Instant;
 use zkgpu::batch_add::cpu::batch_add_cpu;
 use zkgpu::batch_add::{BatchAdder, Curve, G1, G2, Method};
+use zkgpu::kernel_args::{BatchAddExpand, read, write};
 use zkgpu::{DeviceBuffer, Gpu};
 
 /// Points per generator thread.
@@ -226,12 +226,16 @@ pub(super) fn generate_on_gpu<C: BenchCurve>(gpu: &Gpu, inp: &Inputs<C>, n: usiz
     let step = gpu.upload(&[C::to_affine(&inp.q)])?;
     let mut points = gpu.alloc_zeroed::<C::Affine>(n)?;
     let function = gpu.kernel(&C::KERNELS.bench_expand)?;
-    let (run, n32) = (RUN as u32, u32::try_from(n)?);
-    let mut launch = gpu.stream().launch_builder(&function);
-    launch.arg(seeds.raw()).arg(step.raw()).arg(&run).arg(&n32).arg(points.raw_mut());
-    // SAFETY: batch_add_{C}_expand: ceil(n / RUN) threads, seeds holds that many Jacobian points, step one
+    let expand = BatchAddExpand {
+        seeds: read(seeds.raw()),
+        step: read(step.raw()),
+        run: RUN as u32,
+        n: u32::try_from(n)?,
+        out: write(points.raw_mut()),
+    };
+    // SAFETY: bench_batch_add_{C}_expand: ceil(n / RUN) threads, seeds holds that many Jacobian points, step one
     // affine point, points n; distinct buffers.
-    unsafe { launch.launch(zkgpu::launch_config_1d(n.div_ceil(RUN), 64)) }?;
+    unsafe { function.launch(gpu.stream(), zkgpu::launch_config_1d(n.div_ceil(RUN), 64), expand) }?;
     gpu.synchronize()?;
     Ok(points)
 }
