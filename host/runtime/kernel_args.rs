@@ -1,7 +1,7 @@
 //! Typed kernel launches: one argument struct per parameter list of the kernels crate's interface
 //! (`zkgpu_kernels::for_each_signature!`), and [`KernelFn`], a kernel that launches only with the struct of its
 //! own list. A launch site names every argument (`MsmCount { scalars: read(&view), len, .. }`), says which
-//! buffers the kernel writes ([`write`]) and which it only reads ([`read`]), and cannot pass a `u32` where a
+//! buffers the kernel writes ([`write()`]) and which it only reads ([`read()`]), and cannot pass a `u32` where a
 //! pointer goes, or another kernel's arguments: all of that is a compile error, checked without a GPU.
 //!
 //! Reads and writes matter beyond documentation: cudarc orders work on a buffer across streams by them (a
@@ -81,9 +81,9 @@ impl<T> DeviceWrite for CudaViewMut<'_, T> {
 /// A pointer argument: a buffer the kernel reads, one it writes, or null (where the kernel documents that
 /// null means "none").
 pub enum Ptr<'s> {
-    /// [`read`].
+    /// [`read()`].
     Read(&'s dyn DeviceRead),
-    /// [`write`].
+    /// [`write()`].
     Write(&'s mut dyn DeviceWrite),
     /// A raw device address: for a parameter that aliases another argument, which orders the stream's
     /// accesses to the buffer (e.g. an in-place pass's source, the address of its destination).
@@ -200,7 +200,7 @@ impl<S: Signature> KernelFn<S> {
         &self.function
     }
 
-    /// Queues the kernel on `stream` with `config` and `args`. Errors name the kernel ([`launched`]).
+    /// Queues the kernel on `stream` with `config` and `args`. Errors name the kernel (`Error::Launch`), or are `Error::ContextLost`.
     ///
     /// # Safety
     /// The kernel's own `# Safety` contract (in the kernels crate's `entry/`): grid and block shape, buffer
