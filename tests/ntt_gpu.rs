@@ -46,7 +46,7 @@ fn every_configuration_every_size_up_to_2_20() {
     let ntt = Ntt::new(&gpu).unwrap();
     let mut rng = common::seeded_rng("every_configuration_every_size_up_to_2_20");
     // Largest first: the cached twiddle tables are then larger than most transforms (strided use).
-    for log_n in (0..=20u32).rev() {
+    for log_n in (0..=common::max_log_n(20)).rev() {
         let n = 1usize << log_n;
         let input = random_scalars(&mut rng, n);
         for cfg in NttConfig::all() {

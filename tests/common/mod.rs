@@ -38,6 +38,19 @@ pub fn seeded_rng(test_name: &str) -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(seed)
 }
 
+/// The largest log2 size a size sweep goes to: `default`, or less when `ZKGPU_TEST_MAX_LOG_N` says so (the
+/// bundle's run.sh sets it for compute-sanitizer runs, where kernels run 10-100x slower). Printed when it cuts.
+pub fn max_log_n(default: u32) -> u32 {
+    let cap = std::env::var("ZKGPU_TEST_MAX_LOG_N").ok().and_then(|v| v.parse::<u32>().ok());
+    match cap {
+        Some(cap) if cap < default => {
+            println!("sizes up to 2^{cap} only (ZKGPU_TEST_MAX_LOG_N), not 2^{default}");
+            cap
+        }
+        _ => default,
+    }
+}
+
 /// Instantiates generic test templates once per curve (or field): each entry
 /// `fn NAME = TEMPLATE { g1: G1(ARGS), g2: G2(ARGS) }` becomes a module `NAME` with one `#[test] fn` per
 /// listed instance, `NAME::g1` calling `TEMPLATE::<G1>("g1_NAME", ARGS)` (the string names the test in its
