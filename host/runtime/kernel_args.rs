@@ -107,11 +107,6 @@ pub fn read_or_null<'s, B: DeviceRead + 's>(buffer: Option<&'s B>) -> Ptr<'s> {
     buffer.map_or(Ptr::Null, read)
 }
 
-/// A buffer the kernel writes, or null for `None`.
-pub fn write_or_null<'s, B: DeviceWrite + 's>(buffer: Option<&'s mut B>) -> Ptr<'s> {
-    buffer.map_or(Ptr::Null, write)
-}
-
 /// One field of an argument struct, pushed in declaration order.
 pub trait PushArg {
     /// Pushes the value (a pointer's address, or the integer itself) as the next kernel argument.
