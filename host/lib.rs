@@ -110,7 +110,7 @@ pub use pinned::{PinnedBuffer, PinnedMode, PinnedPool, PoolStats};
 pub use pipeline::{
     PartitionConfig, PartitionEngine, PartitionJob, PartitionOutput, PartitionSrs, ProverPool, StreamMode,
 };
-pub use profile::{PhaseRecorder, PhaseReport};
+pub use profile::{MemoryWatch, PhaseRecorder, PhaseReport};
 pub use timing::EventTimer;
 
 /// Loads every production kernel module on `gpu` now ([`Gpu::warm_up`]): compiles what is neither prebuilt nor

@@ -1,6 +1,6 @@
 //! MSM on the GPU against blstrs (`zkgpu::msm::cpu::msm_cpu`, blstrs' `multi_exp`): the edge cases
 //! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
-//! plans fitted to a memory budget, explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
+//! plans fitted to a device-memory budget (and one below the smallest plan), explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
 //! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
 //! one scalar vector over several tables,
 //! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, the typed errors
@@ -284,18 +284,20 @@ fn fitted_plans_on<C: CurveUnderTest>(name: &str, n: usize) {
         let default = MsmPlan::new(n, &config, host).unwrap();
         let on_this_device = MsmPlan::within::<C>(n, &config, host, &limits).unwrap();
         assert_eq!((on_this_device.window_bits, on_this_device.chunk), (default.window_bits, default.chunk), "{at:?}");
-        let budget = DeviceLimits { memory_bytes: default.device_bytes::<C>(host) / 6 * 5, ..limits };
-        let plan = MsmPlan::within::<C>(n, &config, host, &budget).unwrap();
+        let budget = default.device_bytes::<C>(host) / 6 * 5;
+        let plan = MsmPlan::within_budget::<C>(&gpu, n, &config, host, budget).unwrap();
+        assert_eq!(plan, MsmPlan::within::<C>(n, &config, host, &limits.capped(budget)).unwrap());
         assert_ne!((plan.window_bits, plan.chunk), (default.window_bits, default.chunk), "{at:?}: {plan:?}");
         let mut engine = Msm::<C>::new(&gpu, plan).unwrap();
         let got = run_on(&gpu, &mut engine, Some(&table), &bases, &scalars, at).unwrap();
-        assert_eq!(got, expected, "{at:?}, plan {plan:?} for {} bytes", budget.memory_bytes);
-        assert!(
-            engine.device_bytes() <= budget.memory_bytes,
-            "{at:?}: {} bytes over {}",
-            engine.device_bytes(),
-            budget.memory_bytes
-        );
+        assert_eq!(got, expected, "{at:?}, plan {plan:?} for {budget} bytes");
+        assert!(engine.device_bytes() <= budget, "{at:?}: {} bytes over {budget}", engine.device_bytes());
+    }
+    // Below the smallest plan (two staged chunks of 2^16 points alone take more): the error states it.
+    let budget = 1 << 20;
+    match MsmPlan::within_budget::<C>(&gpu, n, &MsmConfig::default(), true, budget) {
+        Err(Error::DeviceBudget { budget: b, needed, .. }) => assert!(b == budget && needed > budget, "{needed}"),
+        other => panic!("a budget of {budget} bytes gave {other:?}"),
     }
 }
 

@@ -1,8 +1,8 @@
 //! NTT on the GPU against the CPU reference (`zkgpu::ntt::cpu`): every configuration (direction, coset, four
 //! orderings) at every size 2^0..2^20, batches, round trips, host-slice API (pageable and pinned), the Groth16
 //! quotient sequence (whole and as its building blocks), typed errors with buffers left unchanged, the NN / RR
-//! scratch buffer's life, and 16 outputs of 2^24 and 2^27 transforms
-//! checked against the direct sum. Run with `cargo xtask test --gpu`; without a GPU these tests fail.
+//! scratch buffer's life, a device-memory budget (the in-place fallback when the scratch does not fit), and 16
+//! outputs of 2^24 and 2^27 transforms checked against the direct sum. Run with `cargo xtask test --gpu`; without a GPU these tests fail.
 mod common;
 
 use blstrs::Scalar;
@@ -132,6 +132,67 @@ fn scratch_is_grown_reused_and_released() {
     assert_eq!(ntt.scratch_len(), 0);
     check_nn_and_rr(&ntt, &random_scalars(&mut rng, n), n, "after the release");
     assert_eq!(ntt.scratch_len(), n);
+}
+
+/// Within a budget ([`Ntt::with_budget`]): with room for the tables and not for the scratch buffer, NN and RR
+/// (one transform and a batch of 3) permute in place instead and equal the reference, the NTT holding at most
+/// the budget; the host-slice API counts its device copy too (refused while that does not fit, run in place
+/// beside it when it does); a budget below the tables is `DeviceBudget` with the buffer unchanged.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_budget_bounds_tables_and_scratch() {
+    let gpu = common::gpu::gpu();
+    let mut rng = common::seeded_rng("a_budget_bounds_tables_and_scratch");
+    let n = 1usize << 16;
+    let nn = NttConfig::forward().orders(Order::Natural, Order::Natural);
+    let rr = NttConfig::inverse().coset().orders(Order::BitReversed, Order::BitReversed);
+    let unbounded = Ntt::new(&gpu).unwrap();
+    for cfg in [nn, rr] {
+        unbounded.prepare(n, cfg).unwrap();
+    }
+    let scratch = unbounded.scratch_len() * size_of::<Scalar>();
+    assert_eq!(scratch, n * size_of::<Scalar>());
+    let tables = unbounded.device_bytes() - scratch;
+
+    // Room for the tables and their upload staging (a few KiB), not for a scratch of 2^16 elements.
+    let budget = tables + scratch / 2;
+    let bounded = Ntt::with_budget(&gpu, budget).unwrap();
+    assert_eq!(bounded.budget(), Some(budget));
+    check_nn_and_rr(&bounded, &random_scalars(&mut rng, n), n, "within a budget");
+    check_nn_and_rr(&bounded, &random_scalars(&mut rng, 3 * n), n, "a batch of 3 within a budget");
+    assert_eq!(bounded.scratch_len(), 0, "the scratch does not fit the budget");
+    assert!(bounded.device_bytes() <= budget, "{} bytes over {budget}", bounded.device_bytes());
+
+    // The host-slice API's device copy (2^16 elements) does not fit beside the tables either.
+    let input = random_scalars(&mut rng, n);
+    let mut host = input.clone();
+    match bounded.run_host(&mut host, n, nn) {
+        Err(Error::DeviceBudget { budget: b, needed, .. }) => assert!(b == budget && needed > budget, "{needed}"),
+        other => panic!("run_host over the budget gave {other:?}"),
+    }
+    assert_eq!(host, input, "a refused call changed the data");
+    // With room for the copy and not for a scratch beside it: in place.
+    let roomier = Ntt::with_budget(&gpu, tables + scratch + scratch / 2).unwrap();
+    for cfg in [nn, rr] {
+        roomier.prepare(n, cfg).unwrap(); // every table, and a scratch, which fits beside them alone
+    }
+    assert_eq!(roomier.device_bytes(), tables + scratch);
+    roomier.release_scratch();
+    let mut expected = input.clone();
+    ntt_cpu::ntt(&mut expected, nn).unwrap();
+    roomier.run_host(&mut host, n, nn).unwrap();
+    assert_eq!(first_mismatch(&host, &expected), None, "run_host within a budget");
+    assert_eq!(roomier.scratch_len(), 0);
+
+    // Below the tables: refused, the buffer unchanged.
+    let tiny = Ntt::with_budget(&gpu, tables / 4).unwrap();
+    let mut buf = gpu.upload(&input).unwrap();
+    match tiny.run(&mut buf, n, nn) {
+        Err(Error::DeviceBudget { budget: b, needed, .. }) => assert!(b == tables / 4 && needed > b, "{needed}"),
+        other => panic!("a budget below the tables gave {other:?}"),
+    }
+    assert_eq!(gpu.download(&buf).unwrap(), input, "a refused transform changed the buffer");
+    assert_eq!(tiny.device_bytes(), 0);
 }
 
 #[test]

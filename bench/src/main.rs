@@ -108,7 +108,13 @@ fn run(args: Args) -> Result<ExitCode> {
         match measure(op, gpu.as_ref(), variant, log_n, &opts, &args, &bar) {
             Ok(row) => rows.push(row),
             // Sizes "where device memory allows" (2^27 MSM, 2^28 NTT) are skipped on smaller GPUs, not fatal.
-            Err(e) if matches!(e.downcast_ref::<zkgpu::Error>(), Some(zkgpu::Error::OutOfMemory { .. })) => {
+            // So is a size a device-memory budget variant cannot run in (the error states the least it needs).
+            Err(e)
+                if matches!(
+                    e.downcast_ref::<zkgpu::Error>(),
+                    Some(zkgpu::Error::OutOfMemory { .. } | zkgpu::Error::DeviceBudget { .. })
+                ) =>
+            {
                 bar.println(format!("{} {variant} 2^{log_n}: skipped, {e}", op.name()));
             }
             Err(e) => return Err(format!("{} {variant} 2^{log_n}: {e}", op.name()).into()),

@@ -195,6 +195,12 @@ impl DeviceLimits {
         })
     }
 
+    /// These limits within a device-memory budget of `max_device_bytes` for the MSM's own allocations: a
+    /// plan fitted to them ([`MsmPlan::within`]) never makes [`crate::msm::Msm`] hold more.
+    pub fn capped(self, max_device_bytes: usize) -> DeviceLimits {
+        DeviceLimits { memory_bytes: self.memory_bytes.min(max_device_bytes), ..self }
+    }
+
     /// These limits with `bytes` less memory: inputs that will be allocated after the plan is made (device
     /// bases, a precomputed table, device scalars).
     pub fn less(self, bytes: usize) -> DeviceLimits {
@@ -271,6 +277,28 @@ impl MsmPlan {
             free: limits.memory_bytes,
             total: limits.total_bytes,
         })
+    }
+
+    /// [`MsmPlan::within`] on `gpu` within a device-memory budget: an engine of the plan
+    /// ([`crate::msm::Msm`]) holds at most `max_device_bytes` (scratch, and with `host_inputs` the chunk
+    /// staging), and no more than the device has free. `Err(DeviceBudget)` stating the smallest plan's bytes
+    /// when the budget is below them; `Err(OutOfMemory)` when the budget would do but the device has less free.
+    pub fn within_budget<C: Curve>(
+        gpu: &Gpu,
+        n: usize,
+        config: &MsmConfig,
+        host_inputs: bool,
+        max_device_bytes: usize,
+    ) -> Result<MsmPlan> {
+        let limits = DeviceLimits::of(gpu)?.capped(max_device_bytes);
+        match Self::within::<C>(n, config, host_inputs, &limits) {
+            Err(Error::OutOfMemory { requested, .. }) if requested > max_device_bytes => Err(Error::DeviceBudget {
+                budget: max_device_bytes,
+                needed: requested,
+                what: format!("an MSM of {n} points"),
+            }),
+            other => other,
+        }
     }
 
     /// [`MsmPlan::new`] with the per-thread work scaled to `limits`' SMs (memory is [`MsmPlan::within`]'s).

@@ -13,8 +13,8 @@
 //! DIF and RN a DIT, in place. NN and RR are a DIF with the bit-reversal permutation folded into its last
 //! store or first load; with more than one pass that runs out of place through a scratch buffer of the
 //! batch's size, which `Ntt` keeps for later calls ([`Ntt::release_scratch`] frees it). When the scratch
-//! cannot be allocated they fall back to an in-place permutation pass. Scaling (n^-1, coset powers) is
-//! folded into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's
+//! cannot be allocated, or would not fit the budget of an [`Ntt::with_budget`], they fall back to an in-place
+//! permutation pass. Scaling (n^-1, coset powers) is folded into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's
 //! coset round trip cancels) with no permutation except the final one and with the inverse's n^-1 folded
 //! into the coset powers; its building blocks, [`Ntt::groth16_h_prepare`] (A and B),
 //! [`Ntt::groth16_h_prepare_c`] (C) and [`Ntt::groth16_h_combine`] (the rest), let a caller start each vector
@@ -198,6 +198,16 @@ struct Tables {
     z_inv: HashMap<u32, DeviceBuffer<Scalar>>,
 }
 
+impl Tables {
+    /// Device memory the tables hold.
+    fn device_bytes(&self) -> usize {
+        let twiddles: usize = self.twiddles.iter().flatten().map(|(_, t)| t.byte_len()).sum();
+        let scales: usize = self.scales.values().map(|t| t.lo.byte_len() + t.hi.byte_len()).sum();
+        let z_inv: usize = self.z_inv.values().map(DeviceBuffer::byte_len).sum();
+        twiddles + scales + z_inv
+    }
+}
+
 /// NTTs on one GPU, with their tables cached.
 #[derive(Debug)]
 pub struct Ntt {
@@ -213,6 +223,8 @@ pub struct Ntt {
     /// The out-of-place buffer of NN and RR transforms (at least the largest batch seen so far; locked after
     /// `tables` when both are held).
     scratch: Mutex<Option<DeviceBuffer<Scalar>>>,
+    /// Most device memory its tables and scratch may hold, the tables' upload staging included ([`Ntt::with_budget`]).
+    budget: Option<usize>,
 }
 
 /// Threads per block of the element-wise kernels.
@@ -232,7 +244,21 @@ impl Ntt {
             h_subtract: gpu.kernel(&interface::NTT_H_SUBTRACT)?,
             tables: Mutex::new(Tables::default()),
             scratch: Mutex::new(None),
+            budget: None,
         })
+    }
+
+    /// [`Ntt::new`] whose tables and scratch never hold more than `max_device_bytes` of device memory at once
+    /// (the caller's data is the caller's). A table that would exceed it is `Err(DeviceBudget)`, stating what
+    /// the tables need, with nothing changed; where the NN/RR scratch buffer would exceed it the transform
+    /// permutes in place instead (one more pass, same result).
+    pub fn with_budget(gpu: &Gpu, max_device_bytes: usize) -> Result<Ntt> {
+        Ok(Ntt { budget: Some(max_device_bytes), ..Ntt::new(gpu)? })
+    }
+
+    /// The budget it was made with ([`Ntt::with_budget`]).
+    pub fn budget(&self) -> Option<usize> {
+        self.budget
     }
 
     /// The GPU it runs on.
@@ -247,9 +273,10 @@ impl Ntt {
         if log_n == 0 {
             return Ok(());
         }
-        self.tables_for(&mut self.lock(), log_n, cfg)?;
+        let mut tables = self.lock();
+        self.tables_for(&mut tables, log_n, cfg)?;
         if schedule(log_n, 1, cfg, log_n, true).iter().any(Step::uses_scratch) {
-            self.grow_scratch(&mut self.lock_scratch(), n)?;
+            self.grow_scratch(&mut self.lock_scratch(), n, tables.device_bytes())?;
         }
         Ok(())
     }
@@ -259,6 +286,11 @@ impl Ntt {
     /// transforms of more than 2^10 elements go through the scratch buffer, allocated here when it is smaller
     /// than `data` (see the module docs).
     pub fn run(&self, data: &mut DeviceBuffer<Scalar>, n: usize, cfg: NttConfig) -> Result<()> {
+        self.run_within(data, n, cfg, 0)
+    }
+
+    /// [`Ntt::run`], the budget also covering `outside` bytes the call holds elsewhere on the device.
+    fn run_within(&self, data: &mut DeviceBuffer<Scalar>, n: usize, cfg: NttConfig, outside: usize) -> Result<()> {
         self.gpu.owns("Ntt::run data", data)?;
         let (log_n, batch) = check_shape(data.len(), n)?;
         let span = tracing::debug_span!("zkgpu.ntt", log_n, batch, cfg = %cfg.name());
@@ -274,7 +306,8 @@ impl Ntt {
         let mut scratch = self.lock_scratch();
         let folded = schedule(log_n, batch, cfg, log_table, true);
         let uses_scratch = folded.iter().any(Step::uses_scratch);
-        let have_scratch = uses_scratch && self.grow_scratch(&mut scratch, data.len())?;
+        let held = tables.device_bytes() + outside;
+        let have_scratch = uses_scratch && self.grow_scratch(&mut scratch, data.len(), held)?;
         let steps = if uses_scratch && !have_scratch { schedule(log_n, batch, cfg, log_table, false) } else { folded };
         for step in &steps {
             self.launch_step(&tables, data, scratch.as_mut(), log_n, step)?;
@@ -289,12 +322,21 @@ impl Ntt {
 
     /// Device memory the cached tables and the scratch buffer hold now.
     pub fn device_bytes(&self) -> usize {
-        let tables = self.tables.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let twiddles: usize = tables.twiddles.iter().flatten().map(|(_, t)| t.byte_len()).sum();
-        let scales: usize = tables.scales.values().map(|t| t.lo.byte_len() + t.hi.byte_len()).sum();
-        let z_inv: usize = tables.z_inv.values().map(DeviceBuffer::byte_len).sum();
-        let scratch = self.scratch.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        twiddles + scales + z_inv + scratch.as_ref().map_or(0, DeviceBuffer::byte_len)
+        let tables = self.lock().device_bytes();
+        tables + self.lock_scratch().as_ref().map_or(0, DeviceBuffer::byte_len)
+    }
+
+    /// `Err(DeviceBudget)` unless `more` bytes fit the budget beside `tables` and the scratch buffer.
+    fn within_budget(&self, tables: &Tables, more: usize, what: &str) -> Result<()> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        let held = tables.device_bytes() + self.lock_scratch().as_ref().map_or(0, DeviceBuffer::byte_len);
+        let needed = held.saturating_add(more);
+        if needed > budget {
+            return Err(Error::DeviceBudget { budget, needed, what: what.to_string() });
+        }
+        Ok(())
     }
 
     /// Frees the scratch buffer of NN and RR transforms (the next such call allocates it again). Waits for
@@ -303,14 +345,20 @@ impl Ntt {
         *self.lock_scratch() = None;
     }
 
-    /// Makes the scratch buffer at least `len` elements long. `Ok(false)` when the device has no room for it
-    /// (the caller then permutes in place instead); other errors are returned.
-    fn grow_scratch(&self, scratch: &mut Option<DeviceBuffer<Scalar>>, len: usize) -> Result<bool> {
+    /// Makes the scratch buffer at least `len` elements long. `Ok(false)` when the device, or the budget beside
+    /// `table_bytes` of tables, has no room for it (the caller then permutes in place instead); other errors
+    /// are returned.
+    fn grow_scratch(&self, scratch: &mut Option<DeviceBuffer<Scalar>>, len: usize, table_bytes: usize) -> Result<bool> {
         if scratch.as_ref().is_some_and(|s| s.len() >= len) {
             return Ok(true);
         }
         // Free the smaller one first, so the two need not fit together.
         *scratch = None;
+        let bytes = len.saturating_mul(size_of::<Scalar>());
+        if self.budget.is_some_and(|budget| table_bytes.saturating_add(bytes) > budget) {
+            tracing::debug!(bytes, "NTT scratch does not fit the budget: permuting in place");
+            return Ok(false);
+        }
         match self.gpu.alloc_zeroed::<Scalar>(len) {
             Ok(buf) => {
                 *scratch = Some(buf);
@@ -327,9 +375,16 @@ impl Ntt {
     /// Transforms a host slice (pinned or pageable): upload, [`Ntt::run`], download into `data`. On error
     /// `data` is unchanged.
     pub fn run_host(&self, data: &mut [Scalar], n: usize, cfg: NttConfig) -> Result<()> {
-        check_shape(data.len(), n)?;
+        let (log_n, _) = check_shape(data.len(), n)?;
+        // Within a budget the device copy counts too: the tables first, then the copy beside them.
+        let bytes = size_of_val(data);
+        if log_n > 0 {
+            let mut tables = self.lock();
+            self.tables_for(&mut tables, log_n, cfg)?;
+            self.within_budget(&tables, bytes, "an NTT of host data")?;
+        }
         let mut buf = self.gpu.upload(data)?;
-        self.run(&mut buf, n, cfg)?;
+        self.run_within(&mut buf, n, cfg, bytes)?;
         self.gpu.download_into(&buf, data)
     }
 
@@ -422,6 +477,9 @@ impl Ntt {
             for kind in [ScaleKind::InverseThenCoset, ScaleKind::InverseN, ScaleKind::CosetInverse] {
                 self.scale_tables(tables, log_n, kind)?;
             }
+        }
+        if !tables.z_inv.contains_key(&log_n) {
+            self.within_budget(tables, size_of::<Scalar>(), "the NTT's 1 / Z")?;
         }
         if let std::collections::hash_map::Entry::Vacant(slot) = tables.z_inv.entry(log_n) {
             // g is not in the subgroup of order n, so g^n != 1 and Z is invertible on the coset.
@@ -622,7 +680,10 @@ impl Ntt {
         }
         let log_table = log_n.max(1);
         let v = twiddle_factors(log_table, direction);
-        let table = self.fill(&v.lo, &v.hi, v.lo_bits, 1 << (log_table - 1))?;
+        let count = 1usize << (log_table - 1);
+        let bytes = (count + v.lo.len() + v.hi.len()) * size_of::<Scalar>();
+        self.within_budget(tables, bytes, &format!("NTT twiddles for 2^{log_table}"))?;
+        let table = self.fill(&v.lo, &v.hi, v.lo_bits, count)?;
         tables.twiddles[slot] = Some((log_table, table));
         Ok(())
     }
@@ -632,6 +693,8 @@ impl Ntt {
             return Ok(());
         }
         let v = scale_values(log_n, kind);
+        let bytes = (v.lo.len() + v.hi.len()) * size_of::<Scalar>();
+        self.within_budget(tables, bytes, &format!("NTT scale tables for 2^{log_n}"))?;
         let entry =
             ScaleTables { lo: self.gpu.upload(&v.lo)?, hi: self.gpu.upload(&v.hi)?, lo_bits: v.lo_bits, mode: v.mode };
         tables.scales.insert((log_n, kind), entry);

@@ -120,6 +120,49 @@ pub struct EngineMemory {
     pub h_streamed: bool,
     /// Bytes of bases copied host-to-device in every job (the streamed queries).
     pub streamed_bytes_per_job: usize,
+    /// Input slots it holds: [`PartitionConfig::slots`], or fewer where the budget has no room for them.
+    pub slots: usize,
+}
+
+/// Where the H MSM's bases live.
+enum HPlacement {
+    /// On the device (uploaded by [`PartitionEngine::new`] when given in pinned memory), with this plan.
+    Resident(MsmPlan),
+    /// Streamed from pinned host memory in every job, with this plan (the largest chunk whose staging fits).
+    Streamed(MsmPlan),
+}
+
+/// The H MSM within `room` bytes (the budget less the rest of the working set): resident when H is on the
+/// device or fits there, else streamed. `Ok(Err(needed))` when neither fits, `needed` the least an H MSM needs.
+fn place_h(
+    gpu: &Gpu,
+    srs: &PartitionSrs,
+    config: &PartitionConfig,
+    room: usize,
+) -> Result<std::result::Result<HPlacement, usize>> {
+    let xyzz = config.h_msm.accumulation == Accumulation::Xyzz;
+    let h_config = MsmConfig { chunk: config.h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..config.h_msm };
+    let resident = MsmPlan::new(srs.n, &h_config, false)?;
+    let resident_bytes = resident.device_bytes::<G1>(false);
+    let h_bytes = match &srs.h {
+        HQuery::Device(_) => 0,
+        HQuery::Pinned(_) => srs.n * size_of::<G1Affine>(),
+    };
+    if h_bytes + resident_bytes <= room {
+        return Ok(Ok(HPlacement::Resident(resident)));
+    }
+    if h_bytes == 0 {
+        return Ok(Err(resident_bytes));
+    }
+    // Streamed bases cannot be a precomputed table; the chunk is the largest whose staging fits.
+    let streamed = MsmConfig { chunk: config.h_msm.chunk, precompute: 0, ..config.h_msm };
+    let (_, total) = gpu.memory_info()?;
+    let limits = DeviceLimits { memory_bytes: room, total_bytes: total, sm_count: gpu.info().sm_count };
+    match MsmPlan::within::<G1>(srs.n, &streamed, true, &limits) {
+        Ok(plan) => Ok(Ok(HPlacement::Streamed(plan))),
+        Err(Error::OutOfMemory { requested, .. }) => Ok(Err((h_bytes + resident_bytes).min(requested))),
+        Err(e) => Err(e),
+    }
 }
 
 /// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
@@ -182,8 +225,9 @@ pub struct PartitionEngine<'g> {
 impl<'g> PartitionEngine<'g> {
     /// Allocates the working set on `gpu` for `srs` (which must live on `gpu`): the NTT tables (built here
     /// with one transform chain over the zeroed slot), MSM engines, batch adders and `config.slots` input
-    /// slots, all within [`PartitionConfig::max_device_bytes`] (an H query in pinned memory is uploaded if the
-    /// whole set fits, else streamed; [`PartitionEngine::memory`] says which). `Err(DeviceBudget)` when the
+    /// slots, all within [`PartitionConfig::max_device_bytes`]: an H query in pinned memory is uploaded if the
+    /// whole set fits, else streamed, and fewer slots are made where the configured number does not fit even
+    /// then ([`PartitionEngine::memory`] says what was chosen). `Err(DeviceBudget)` when the
     /// budget is below the smallest working set, `Err(OutOfMemory)` when the device cannot hold what fits the
     /// budget; either way nothing stays allocated.
     pub fn new(gpu: &'g Gpu, mut srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {
@@ -215,46 +259,46 @@ impl<'g> PartitionEngine<'g> {
                 ))
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut slots = (0..config.slots.max(1)).map(|_| Slot::new(gpu, &shape)).collect::<Result<Vec<_>>>()?;
-        // Build the NTT tables now, so that jobs allocate nothing.
-        if let Some(s) = slots.first_mut() {
-            ntt.groth16_h(&mut s.a, &mut s.b, &mut s.c)?;
-        }
-        let fixed = srs.device_bytes()
-            + ntt.device_bytes()
-            + slots.iter().map(Slot::device_bytes).sum::<usize>()
-            + queries.iter().map(groups_bytes).sum::<usize>();
-        let xyzz = config.h_msm.accumulation == Accumulation::Xyzz;
-        let h_config = MsmConfig { chunk: config.h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..config.h_msm };
-        let resident = MsmPlan::new(srs.n, &h_config, false)?;
-        let h_bytes = srs.n * size_of::<G1Affine>();
-        let stream_h = match &srs.h {
-            HQuery::Device(_) => false,
-            HQuery::Pinned(_) => fixed + h_bytes + resident.device_bytes::<G1>(false) > budget,
-        };
-        let h_msm = if stream_h {
-            // Streamed bases cannot be a precomputed table; the chunk is the largest whose staging fits.
-            let streamed = MsmConfig { chunk: config.h_msm.chunk, precompute: 0, ..config.h_msm };
-            let (_, total) = gpu.memory_info()?;
-            let limits = DeviceLimits {
-                memory_bytes: budget.saturating_sub(fixed),
-                total_bytes: total,
-                sm_count: gpu.info().sm_count,
-            };
-            // Too small either way: the least of the resident set and the smallest streamed one.
-            let resident_bytes = fixed + h_bytes + resident.device_bytes::<G1>(false);
-            let plan = MsmPlan::within::<G1>(srs.n, &streamed, true, &limits).map_err(|e| match e {
-                Error::OutOfMemory { requested, .. } => over(resident_bytes.min(fixed + requested)),
-                e => e,
-            })?;
-            let mut msm = Msm::new(gpu, plan)?;
-            msm.reserve_host_bases()?;
-            msm
-        } else {
-            if let HQuery::Pinned(h) = &srs.h {
-                srs.h = HQuery::Device(MsmBases::from_buffer(gpu.upload(h)?)?);
+        // One slot first: the NTT tables are built on it (so that jobs allocate nothing) and its size is known.
+        let mut first = Slot::new(gpu, &shape)?;
+        ntt.groth16_h(&mut first.a, &mut first.b, &mut first.c)?;
+        let slot_bytes = first.device_bytes();
+        let mut slots = vec![first];
+        let one_slot =
+            srs.device_bytes() + ntt.device_bytes() + slot_bytes + queries.iter().map(groups_bytes).sum::<usize>();
+        // The most slots (up to the configured count) with which the H MSM fits, resident or streamed: a
+        // second slot hides the next job's uploads, worth more than keeping H on the device.
+        let mut smallest = usize::MAX;
+        let mut placed = None;
+        for count in (1..=config.slots.max(1)).rev() {
+            let fixed = one_slot + (count - 1) * slot_bytes;
+            match place_h(gpu, &srs, &config, budget.saturating_sub(fixed))? {
+                Ok(h) => {
+                    placed = Some((count, h));
+                    break;
+                }
+                Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
             }
-            Msm::new(gpu, resident)?
+        }
+        let Some((count, h)) = placed else {
+            return Err(over(smallest));
+        };
+        for _ in 1..count {
+            slots.push(Slot::new(gpu, &shape)?);
+        }
+        let stream_h = matches!(h, HPlacement::Streamed(_));
+        let h_msm = match h {
+            HPlacement::Streamed(plan) => {
+                let mut msm = Msm::new(gpu, plan)?;
+                msm.reserve_host_bases()?;
+                msm
+            }
+            HPlacement::Resident(plan) => {
+                if let HQuery::Pinned(h) = &srs.h {
+                    srs.h = HQuery::Device(MsmBases::from_buffer(gpu.upload(h)?)?);
+                }
+                Msm::new(gpu, plan)?
+            }
         };
         gpu.preload_kernels()?;
         gpu.synchronize()?;
@@ -280,7 +324,7 @@ impl<'g> PartitionEngine<'g> {
         if needed > budget {
             return Err(over(needed));
         }
-        tracing::info!(budget, device_bytes = needed, h_streamed = stream_h, "partition engine ready");
+        tracing::info!(budget, device_bytes = needed, h_streamed = stream_h, slots = count, "partition engine ready");
         Ok(engine)
     }
 
@@ -292,6 +336,7 @@ impl<'g> PartitionEngine<'g> {
             device_bytes: self.device_bytes(),
             h_streamed,
             streamed_bytes_per_job: if h_streamed { self.srs.n * size_of::<G1Affine>() } else { 0 },
+            slots: self.slots.len(),
         }
     }
 

@@ -42,8 +42,9 @@
 //! # Device-memory budget
 //! [`PartitionConfig::max_device_bytes`] bounds what the engine holds ([`PartitionEngine::device_bytes`]: SRS,
 //! slots, NTT tables, scratch); jobs allocate nothing. An H query in pinned host memory ([`PartitionSrs::pinned`])
-//! is uploaded when everything fits, else streamed through the H MSM chunk by chunk in every job
-//! ([`PartitionEngine::memory`] says which); a budget below the smallest working set is
+//! is uploaded when everything fits, else streamed through the H MSM chunk by chunk in every job; where even
+//! that does not fit, the engine makes fewer slots than configured ([`PartitionEngine::memory`] says what it
+//! chose); a budget below the smallest working set is
 //! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated.
 //!
 //! Uploads are not chunked: a DMA from pinned memory needs no staging, and the first NTT pass needs the whole

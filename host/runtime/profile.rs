@@ -19,11 +19,14 @@
 //! their job's first event (precise) plus that event's offset from the epoch (an `f32` of the time since the
 //! epoch: below 0.01 ms error for an epoch a few minutes old, ~0.25 ms after an hour).
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use cudarc::driver::{CudaEvent, CudaStream};
 
 use crate::device::Gpu;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::timing::timing_event;
 
 /// What a phase is, for the report's sums.
@@ -325,4 +328,70 @@ impl PhaseReport {
 /// `kernel / wall`, clamped to 0..=1 (0 when the wall time is not positive).
 fn busy(kernel_ms: f64, wall_ms: f64) -> f64 {
     if wall_ms > 0.0 { (kernel_ms / wall_ms).clamp(0.0, 1.0) } else { 0.0 }
+}
+
+/// The driver's own count of the device memory in use (total less free), sampled on a thread of its own while
+/// the watch runs: [`MemoryWatch::peak`] is the highest level above the one at [`MemoryWatch::start`]. It
+/// checks a device-memory budget against what the driver saw, not against an engine's own byte counts (which
+/// leave out the allocator's rounding). Everything else on the device in that time counts too, the driver's
+/// own reservations included (take the start after the kernels are loaded: [`Gpu::warm_up`],
+/// [`Gpu::preload_kernels`]).
+pub struct MemoryWatch {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicUsize>,
+    thread: Option<JoinHandle<Result<()>>>,
+    baseline: usize,
+}
+
+impl MemoryWatch {
+    /// Starts sampling `gpu` every `period`.
+    pub fn start(gpu: &Gpu, period: Duration) -> Result<MemoryWatch> {
+        let baseline = used_bytes(gpu)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicUsize::new(baseline));
+        let (gpu, stopping, highest) = (gpu.clone(), stop.clone(), peak.clone());
+        let thread = std::thread::Builder::new()
+            .name("zkgpu-memory-watch".into())
+            .spawn(move || {
+                loop {
+                    // One more sample after the stop: the last level counts too.
+                    let last = stopping.load(Ordering::Acquire);
+                    highest.fetch_max(used_bytes(&gpu)?, Ordering::AcqRel);
+                    if last {
+                        return Ok(());
+                    }
+                    std::thread::sleep(period);
+                }
+            })
+            .map_err(|e| Error::Pipeline(format!("cannot start the memory watch thread: {e}")))?;
+        Ok(MemoryWatch { stop, peak, thread: Some(thread), baseline })
+    }
+
+    /// The highest level of device memory in use so far above the level at the start, in bytes.
+    pub fn peak(&self) -> usize {
+        self.peak.load(Ordering::Acquire).saturating_sub(self.baseline)
+    }
+
+    /// Stops sampling after one last sample: [`MemoryWatch::peak`], or the driver's error if a sample failed.
+    pub fn stop(mut self) -> Result<usize> {
+        self.stop.store(true, Ordering::Release);
+        let thread = self.thread.take().ok_or_else(|| Error::Pipeline("memory watch already stopped".into()))?;
+        thread.join().map_err(|_| Error::Pipeline("the memory watch thread panicked".into()))??;
+        Ok(self.peak())
+    }
+}
+
+impl Drop for MemoryWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Device memory in use now, by the driver's count.
+fn used_bytes(gpu: &Gpu) -> Result<usize> {
+    let (free, total) = gpu.memory_info()?;
+    Ok(total.saturating_sub(free))
 }

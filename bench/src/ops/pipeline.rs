@@ -20,13 +20,19 @@
 //!   two GPUs are visible);
 //! - `pinned-2stream-g2`: the baseline plus the B_G2 query;
 //! - `pinned-2stream-xyzz`: the baseline with the batch additions in XYZZ (the engine's default is the
-//!   affine method).
+//!   affine method);
+//! - `pinned-2stream-budget16`, `-budget24`: the baseline within a device-memory budget of 16 / 24 GiB
+//!   (`PartitionConfig::max_device_bytes`), the H query in pinned memory so that the engine may stream it.
+//!   A size whose smallest working set exceeds the budget is skipped with the engine's `DeviceBudget` error,
+//!   which states that working set.
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
 //! with an H2D copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <=
-//! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases) and `msm_h_ms` (per job), `peak_bytes`
-//! (engine device memory).
+//! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases) and `msm_h_ms` (per job), `peak_bytes` (the
+//! driver's count: the most device memory in use above the level before the SRS was made, sampled every
+//! 0.2 ms through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
+//! `streamed_bytes` (bases copied host-to-device per job), `slots`, and `budget_bytes` for a budget.
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
@@ -51,7 +57,7 @@ use zkgpu::pipeline::{
     combine_gpus, split_assignment,
 };
 use zkgpu::profile::PhaseReport;
-use zkgpu::{DeviceBuffer, Gpu, PinnedBuffer, PinnedMode};
+use zkgpu::{DeviceBuffer, Gpu, MemoryWatch, PinnedBuffer, PinnedMode};
 
 const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream",
@@ -60,6 +66,8 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-2gpu",
     "pinned-2stream-g2",
     "pinned-2stream-xyzz",
+    "pinned-2stream-budget16",
+    "pinned-2stream-budget24",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -76,15 +84,24 @@ struct Variant {
     gpus: usize,
     g2: bool,
     batch_add: Method,
+    /// `PartitionConfig::max_device_bytes` (the `-budgetN` suffix: N GiB), with the H query given in pinned
+    /// host memory so that the engine may stream it.
+    budget: Option<usize>,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
+    if let Some((base, gib)) = v.rsplit_once("-budget") {
+        let gib: usize = gib.parse().ok().filter(|g| [16, 24].contains(g))?;
+        let base = parse_variant(base).filter(|b| b.gpus == 1 && b.budget.is_none())?;
+        return Some(Variant { budget: Some(gib << 30), ..base });
+    }
     let base = Variant {
         pinned: true,
         streams: StreamMode::Two,
         gpus: 1,
         g2: false,
         batch_add: PartitionConfig::default().batch_add,
+        budget: None,
     };
     Some(match v {
         "pinned-2stream" => base,
@@ -378,6 +395,8 @@ enum Place {
 
 struct GpuCase<'g> {
     engines: Vec<PartitionEngine<'g>>,
+    /// The driver's count of device memory in use, per GPU, from before the SRS is made to the last job.
+    watches: Vec<MemoryWatch>,
     place: Place,
     data: HostData,
     gens: Generators,
@@ -411,11 +430,34 @@ impl<'g> GpuCase<'g> {
         let mut lens = vec![n];
         lens.extend(g2_len);
         let data = host_data(n, &lens, seed)?;
-        let config =
-            PartitionConfig { streams: variant.streams, batch_add: variant.batch_add, ..PartitionConfig::default() };
+        let config = PartitionConfig {
+            streams: variant.streams,
+            batch_add: variant.batch_add,
+            max_device_bytes: variant.budget,
+            ..PartitionConfig::default()
+        };
         let mut engines = Vec::new();
+        let mut watches = Vec::new();
         for g in &gpus {
-            let mut srs = PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?;
+            // A budget's H query comes from pinned memory, made before the watch starts (its device copy is
+            // only the generator's).
+            let pinned_h = match variant.budget {
+                Some(_) => {
+                    let mut h = g.alloc_pinned::<G1Affine>(n, PinnedMode::WriteCombined)?;
+                    g.download_into(&generate_on_gpu(g, &gens.h, n)?, &mut h)?;
+                    Some(h)
+                }
+                None => None,
+            };
+            // Kernels loaded and their local memory reserved first: the watch counts the engine's memory.
+            g.warm_up()?;
+            g.preload_kernels()?;
+            g.synchronize()?;
+            watches.push(MemoryWatch::start(g, std::time::Duration::from_micros(200))?);
+            let mut srs = match pinned_h {
+                Some(h) => PartitionSrs::pinned(g, h)?,
+                None => PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?,
+            };
             let g1 = gens
                 .g1
                 .iter()
@@ -441,7 +483,7 @@ impl<'g> GpuCase<'g> {
         } else {
             Place::Pageable
         };
-        Ok(GpuCase { engines, place, data, gens, variant, seed, runs: Vec::new(), first: None, differ: false })
+        Ok(GpuCase { engines, watches, place, data, gens, variant, seed, runs: Vec::new(), first: None, differ: false })
     }
 
     fn job<'a>(
@@ -567,10 +609,19 @@ impl Case for GpuCase<'_> {
         }
         m.insert("jobs".to_string(), JOBS.into());
         m.insert("gpus".to_string(), self.engines.len().into());
+        m.insert("peak_bytes".to_string(), self.watches.iter().map(MemoryWatch::peak).max().unwrap_or(0).into());
         m.insert(
-            "peak_bytes".to_string(),
+            "engine_bytes".to_string(),
             self.engines.iter().map(PartitionEngine::device_bytes).max().unwrap_or(0).into(),
         );
+        if let Some(engine) = self.engines.first() {
+            let memory = engine.memory();
+            m.insert("streamed_bytes".to_string(), memory.streamed_bytes_per_job.into());
+            m.insert("slots".to_string(), memory.slots.into());
+            if self.variant.budget.is_some() {
+                m.insert("budget_bytes".to_string(), memory.budget.into());
+            }
+        }
         m
     }
 }
@@ -641,6 +692,19 @@ mod tests {
         }
         assert_eq!(parse_variant("pinned-2stream-2gpu").map(|v| v.gpus), Some(2));
         assert_eq!(parse_variant("pinned-1stream").map(|v| v.streams), Some(StreamMode::One));
+        assert_eq!(parse_variant("pinned-2stream-budget16").and_then(|v| v.budget), Some(16 << 30));
+        assert_eq!(
+            parse_variant("pinned-1stream-budget24").map(|v| (v.budget, v.streams)),
+            Some((Some(24 << 30), StreamMode::One))
+        );
+        for bad in [
+            "pinned-2stream-budget8",
+            "pinned-2stream-2gpu-budget16",
+            "pinned-2stream-budget16-budget24",
+            "nothing-budget16",
+        ] {
+            assert!(parse_variant(bad).is_none(), "{bad}");
+        }
         assert!(parse_variant("blstrs").is_none());
     }
 
