@@ -1,7 +1,8 @@
 //! MSM on the GPU against blstrs (`zkgpu::msm::cpu::msm_cpu`, blstrs' `multi_exp`): the edge cases
 //! for G1 and G2 with host and device inputs, a seeded sweep of random sizes and plans, 2^16 and 2^20 points,
-//! plans fitted to a device-memory budget (and one below the smallest plan), explicit window sizes, small chunks (several chunks, so the double-buffered host staging is exercised)
-//! with every mix of host and device bases and scalars, precomputed bases (also longer than the scalars),
+//! plans fitted to a device-memory budget (and one below the smallest plan), explicit window sizes, small
+//! chunks (several chunks, so the double-buffered host staging is exercised) with every mix of host and device
+//! bases and scalars, precomputed bases (also longer than the scalars),
 //! one scalar vector over several tables,
 //! pinned host inputs, determinism (bit-identical results run to run) and engine reuse, the typed errors
 //! (which leave the inputs and the engine as they were), and the sorted entries of both sorts against the

@@ -2,7 +2,8 @@
 //! orderings) at every size 2^0..2^20, batches, round trips, host-slice API (pageable and pinned), the Groth16
 //! quotient sequence (whole and as its building blocks), typed errors with buffers left unchanged, the NN / RR
 //! scratch buffer's life, a device-memory budget (the in-place fallback when the scratch does not fit), and 16
-//! outputs of 2^24 and 2^27 transforms checked against the direct sum. Run with `cargo xtask test --gpu`; without a GPU these tests fail.
+//! outputs of 2^24 and 2^27 transforms checked against the direct sum. Run with `cargo xtask test --gpu`;
+//! without a GPU these tests fail.
 mod common;
 
 use blstrs::Scalar;

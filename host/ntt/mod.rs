@@ -14,11 +14,12 @@
 //! store or first load; with more than one pass that runs out of place through a scratch buffer of the
 //! batch's size, which `Ntt` keeps for later calls ([`Ntt::release_scratch`] frees it). When the scratch
 //! cannot be allocated, or would not fit the budget of an [`Ntt::with_budget`], they fall back to an in-place
-//! permutation pass. Scaling (n^-1, coset powers) is folded into the first or last pass. [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's
-//! coset round trip cancels) with no permutation except the final one and with the inverse's n^-1 folded
-//! into the coset powers; its building blocks, [`Ntt::groth16_h_prepare`] (A and B),
-//! [`Ntt::groth16_h_prepare_c`] (C) and [`Ntt::groth16_h_combine`] (the rest), let a caller start each vector
-//! as soon as it is uploaded and time each part on its own.
+//! permutation pass. Scaling (n^-1, coset powers) is folded into the first or last pass.
+//! [`Ntt::groth16_h`] chains the Groth16 quotient computation in six sweeps (C's coset round trip cancels)
+//! with no permutation except the final one and with the inverse's n^-1 folded into the coset powers; its
+//! building blocks, [`Ntt::groth16_h_prepare`] (A and B), [`Ntt::groth16_h_prepare_c`] (C) and
+//! [`Ntt::groth16_h_combine`] (the rest), let a caller start each vector as soon as it is uploaded and time
+//! each part on its own.
 //!
 //! Errors are typed and leave the caller's buffers unchanged: a size that is not a power of two
 //! ([`Error::NttSize`]), above 2^[`MAX_LOG_N`] ([`Error::NttTooLarge`]), a buffer that is not a whole number of
@@ -223,7 +224,8 @@ pub struct Ntt {
     /// The out-of-place buffer of NN and RR transforms (at least the largest batch seen so far; locked after
     /// `tables` when both are held).
     scratch: Mutex<Option<DeviceBuffer<Scalar>>>,
-    /// Most device memory its tables and scratch may hold, the tables' upload staging included ([`Ntt::with_budget`]).
+    /// Most device memory its tables and scratch may hold, the tables' upload staging included
+    /// ([`Ntt::with_budget`]).
     budget: Option<usize>,
 }
 
