@@ -252,7 +252,7 @@ if [ -n "${ZKGPU_SANITIZE:-}" ]; then
   fi
   export ZKGPU_TEST_MAX_LOG_N="${ZKGPU_TEST_MAX_LOG_N:-12}"
   large=()
-  for name in ${ZKGPU_SANITIZE_SKIP:-sizes_2_20 sums_2_20 affine_method_2_22 affine_method_large round_trips_at_2_22 spot_check_2_2 round_trip_2_30 fitted_plans 38_blocks soak_}; do
+  for name in ${ZKGPU_SANITIZE_SKIP:-sizes_2_20 sums_2_20 affine_method_2_22 affine_method_large round_trips_at_2_22 spot_check_2_2 round_trip_2_30 fitted_plans 38_blocks soak_ h_query_streams one_slot_where}; do
     large+=(--skip "$name")
   done
   for tool in ${ZKGPU_SANITIZE//,/ }; do
