@@ -408,6 +408,20 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         self.sums.enqueue(&self.lane_sums, per_set, &mut self.outs[table])
     }
 
+    /// Allocates the bitmap compaction of the affine method now (the first call with a bitmap does otherwise),
+    /// so that calls with a bitmap allocate nothing; nothing when no call would compact (XYZZ, or a set too
+    /// short for an affine level under a bitmap).
+    pub fn reserve_selection(&mut self) -> Result<()> {
+        if let [first, end, ..] = self.host_offsets[..]
+            && self.method == Method::Affine
+            && self.affine_levels(true) > 0
+            && self.selection.is_none()
+        {
+            self.selection = Some(Selection::new(self.gpu, end - first)?);
+        }
+        Ok(())
+    }
+
     /// Queues the compaction of the bits `first..first + len` of `bitmap` (`first` a multiple of 32) into
     /// the selection (allocated by the first call).
     fn compact(&mut self, bitmap: &DeviceBuffer<u32>, first: usize, len: usize, levels: u32) -> Result<()> {

@@ -57,8 +57,9 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         let plan = tail_plan(len, config)?;
         let mut group =
             QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? };
-        // Every query's result buffers now: jobs allocate nothing.
+        // Every query's result buffers and the bitmap compaction now: jobs allocate nothing.
         group.adder.reserve_tables(queries)?;
+        group.adder.reserve_selection()?;
         group.msm.reserve_tables(queries)?;
         Ok(Some(group))
     }
