@@ -31,7 +31,7 @@
 //! with an H2D copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <=
 //! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases) and `msm_h_ms` (per job), `peak_bytes` (the
 //! driver's count: the most device memory in use above the level before the SRS was made, sampled every
-//! 0.2 ms through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
+//! millisecond through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
 //! `streamed_bytes` (bases copied host-to-device per job), `slots`, and `budget_bytes` for a budget.
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
@@ -453,7 +453,7 @@ impl<'g> GpuCase<'g> {
             g.warm_up()?;
             g.preload_kernels()?;
             g.synchronize()?;
-            watches.push(MemoryWatch::start(g, std::time::Duration::from_micros(200))?);
+            watches.push(MemoryWatch::start(g, std::time::Duration::from_millis(1))?);
             let mut srs = match pinned_h {
                 Some(h) => PartitionSrs::pinned(g, h)?,
                 None => PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?,
