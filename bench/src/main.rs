@@ -115,7 +115,8 @@ fn run(args: Args) -> Result<ExitCode> {
                     Some(zkgpu::Error::OutOfMemory { .. } | zkgpu::Error::DeviceBudget { .. })
                 ) =>
             {
-                bar.println(format!("{} {variant} 2^{log_n}: skipped, {e}", op.name()));
+                // On stderr, not through the bar: a hidden bar (no terminal, as in the bundle's logs) drops it.
+                bar.suspend(|| eprintln!("{} {variant} 2^{log_n}: skipped, {e}", op.name()));
             }
             Err(e) => return Err(format!("{} {variant} 2^{log_n}: {e}", op.name()).into()),
         }

@@ -252,8 +252,9 @@ impl Ntt {
 
     /// [`Ntt::new`] whose tables and scratch never hold more than `max_device_bytes` of device memory at once
     /// (the caller's data is the caller's). A table that would exceed it is `Err(DeviceBudget)`, stating what
-    /// the tables need, with nothing changed; where the NN/RR scratch buffer would exceed it the transform
-    /// permutes in place instead (one more pass, same result).
+    /// the tables need, with nothing changed; the NN/RR scratch buffer gives way to the tables (it is freed to
+    /// make room) and where it would exceed the budget the transform permutes in place instead (one more pass,
+    /// same result).
     pub fn with_budget(gpu: &Gpu, max_device_bytes: usize) -> Result<Ntt> {
         Ok(Ntt { budget: Some(max_device_bytes), ..Ntt::new(gpu)? })
     }
@@ -328,15 +329,20 @@ impl Ntt {
         tables + self.lock_scratch().as_ref().map_or(0, DeviceBuffer::byte_len)
     }
 
-    /// `Err(DeviceBudget)` unless `more` bytes fit the budget beside `tables` and the scratch buffer.
+    /// `Err(DeviceBudget)` unless `more` bytes fit the budget beside `tables` and the scratch buffer. The
+    /// scratch is only a cache (a transform without it permutes in place), so it is freed where that makes room.
     fn within_budget(&self, tables: &Tables, more: usize, what: &str) -> Result<()> {
         let Some(budget) = self.budget else {
             return Ok(());
         };
-        let held = tables.device_bytes() + self.lock_scratch().as_ref().map_or(0, DeviceBuffer::byte_len);
-        let needed = held.saturating_add(more);
+        let needed = tables.device_bytes().saturating_add(more);
         if needed > budget {
             return Err(Error::DeviceBudget { budget, needed, what: what.to_string() });
+        }
+        let mut scratch = self.lock_scratch();
+        if needed.saturating_add(scratch.as_ref().map_or(0, DeviceBuffer::byte_len)) > budget {
+            tracing::debug!(what, "freeing the NTT scratch to stay within the budget");
+            *scratch = None;
         }
         Ok(())
     }

@@ -236,11 +236,18 @@ fi
 # (ZKGPU_SANITIZE_TESTS, default below), one test thread, the fault tests and the two-GPU tests skipped (a
 # deliberate trap is not a finding). Kernels run 10-100x slower under a sanitizer, so the suite runs at small
 # sizes: size sweeps stop at 2^ZKGPU_TEST_MAX_LOG_N (default 12 here) and the tests that exist for one large
-# size are skipped (ZKGPU_SANITIZE_SKIP, default below; their small-size siblings run); each binary gets
-# ZKGPU_SANITIZE_TIMEOUT seconds (default 300). ZKGPU_SANITIZE_FILTER passes a test-name filter. The sanitizer is the host
-# CUDA toolkit's (ZKGPU_SANITIZER, else compute-sanitizer on PATH or under /usr/local/cuda); the PyPI wheel's
-# binary did not start its targets on the GPU host (the wheel has no launcher helpers). API errors are not
-# reported: tests provoke them on purpose (a missing kernel, an out-of-memory); kernel memory errors are.
+# size are skipped (ZKGPU_SANITIZE_SKIP, default below; their small-size siblings run); each (tool, binary)
+# gets ZKGPU_SANITIZE_TIMEOUT seconds (default 300). ZKGPU_SANITIZE_FILTER passes test-name filters.
+# ZKGPU_SANITIZE_JOBS=N runs N (tool, binary) pairs at once (the sanitizers are host-bound: with 14 on the
+# 16-core H200 host memcheck and synccheck cover every binary in under 7 minutes; racecheck of the MSM, device
+# and Groth16 binaries needs filtered runs); the tests that read the
+# whole device's free memory or fill it would then see the other runs' allocations, so they are skipped
+# (ZKGPU_SANITIZE_EXCLUSIVE, default below; the plain suite runs them). A finding is a memcheck or synccheck
+# "ERROR SUMMARY" or a racecheck "RACECHECK SUMMARY" (errors plus warnings) above zero; a run that ends
+# without its summary (a crash, the timeout) counts as one, and so does each test that fails. The sanitizer is the host CUDA toolkit's
+# (ZKGPU_SANITIZER, else compute-sanitizer on PATH or under /usr/local/cuda); the PyPI wheel's binary did not
+# start its targets on the GPU host (the wheel has no launcher helpers). API errors are not reported: tests
+# provoke them on purpose (a missing kernel, an out-of-memory); kernel memory errors are.
 sanitize_errors=0
 if [ -n "${ZKGPU_SANITIZE:-}" ]; then
   sanitizer="${ZKGPU_SANITIZER:-$(command -v compute-sanitizer || true)}"
@@ -251,26 +258,58 @@ if [ -n "${ZKGPU_SANITIZE:-}" ]; then
     echo "ZKGPU_SANITIZE is set but no compute-sanitizer was found (set ZKGPU_SANITIZER)"; exit 2
   fi
   export ZKGPU_TEST_MAX_LOG_N="${ZKGPU_TEST_MAX_LOG_N:-12}"
-  large=()
+  jobs="${ZKGPU_SANITIZE_JOBS:-1}"
+  skips=(--skip two_gpus_ --skip fault)
   for name in ${ZKGPU_SANITIZE_SKIP:-sizes_2_20 sums_2_20 affine_method_2_22 affine_method_large round_trips_at_2_22 spot_check_2_2 round_trip_2_30 fitted_plans 38_blocks soak_ h_query_streams one_slot_where}; do
-    large+=(--skip "$name")
+    skips+=(--skip "$name")
   done
+  if [ "$jobs" -gt 1 ]; then
+    for name in ${ZKGPU_SANITIZE_EXCLUSIVE:-jobs_allocate_no_device_memory device_oom_ a_budget_below_the_working_set out_of_memory_is_typed}; do
+      skips+=(--skip "$name")
+    done
+  fi
+  sanitize_one() { # TOOL NAME: writes "N F LINE" (N findings, F failed tests) to $out/logs/sanitize-TOOL-NAME.count
+    local tool="$1" name="$2" dir="$scratch/sanitize-$1-$2" log="$out/logs/sanitize-$1-$2.log" n
+    mkdir -p "$dir/tmp"
+    if gzip -dc "$here/tests/zkgpu-$name.gz" >"$dir/$name" 2>/dev/null && chmod +x "$dir/$name"; then
+      # Its own working and temporary directory: parallel runs of one binary must not share files.
+      (cd "$dir" && TMPDIR="$dir/tmp" timeout "${ZKGPU_SANITIZE_TIMEOUT:-300}" "$sanitizer" --tool "$tool" \
+        --report-api-errors no --print-limit 20 "$dir/$name" --include-ignored --test-threads=1 \
+        "${skips[@]}" ${ZKGPU_SANITIZE_FILTER:-}) >"$log" 2>&1
+    else
+      echo "no test binary $name" >"$log"
+    fi
+    rm -rf "$dir"
+    n="$(sed -nE 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/p' "$log" | tail -n 1)"
+    [ -n "$n" ] || n="$(sed -nE 's/.*RACECHECK SUMMARY: .*\(([0-9]+) errors?, ([0-9]+) warnings?\).*/\1 \2/p' "$log" \
+      | tail -n 1 | awk '{ print $1 + $2 }')"
+    local note="" result failed
+    [ -n "$n" ] || { n=1; note=" (no summary: see $log)"; }
+    result="$(grep -E '^test result: ' "$log" | tail -n 1)"
+    failed="$(sed -nE 's/.* ([0-9]+) failed;.*/\1/p' <<<"$result")"
+    printf '%s %s sanitize %-10s %-16s %s findings%s, %s\n' "$n" "${failed:-0}" "$tool" "$name" "$n" "$note" \
+      "$result" >"$out/logs/sanitize-$tool-$name.count"
+  }
+  pairs=()
   for tool in ${ZKGPU_SANITIZE//,/ }; do
-    for name in ${ZKGPU_SANITIZE_TESTS:-device_gpu ntt_gpu msm_gpu batch_add_gpu curve_gpu field_gpu pipeline_gpu}; do
-      gz="$here/tests/zkgpu-$name.gz"; log="$out/logs/sanitize-$tool-$name.log"
-      [ -e "$gz" ] || { echo "no test binary $name"; continue; }
-      t="$(unpack "$gz")" || continue
-      (cd "$scratch" && timeout "${ZKGPU_SANITIZE_TIMEOUT:-300}" "$sanitizer" --tool "$tool" --report-api-errors no \
-        --print-limit 20 "$t" --include-ignored --test-threads=1 \
-        --skip two_gpus_ --skip fault "${large[@]}" ${ZKGPU_SANITIZE_FILTER:-}) >"$log" 2>&1
-      rm -f "$t"
-      n="$(sed -nE 's/.*ERROR SUMMARY: ([0-9]+) error.*/\1/p' "$log" | tail -n 1)"
-      [ -n "$n" ] || { n=1; echo "$tool $name: no ERROR SUMMARY (see $log)"; }
-      printf 'sanitize %-10s %-16s %s errors, %s\n' "$tool" "$name" "$n" "$(grep -E '^test result: ' "$log" | tail -n 1)"
-      sanitize_errors=$((sanitize_errors + n))
+    for name in ${ZKGPU_SANITIZE_TESTS:-device_gpu ntt_gpu msm_gpu batch_add_gpu curve_gpu field_gpu pipeline_gpu groth16_gpu modules_gpu}; do
+      pairs+=("$tool $name")
     done
   done
-  echo "sanitize: $sanitize_errors errors" | tee "$out/logs/sanitize-summary.txt"
+  running=0
+  for pair in "${pairs[@]}"; do
+    sanitize_one $pair &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  done
+  wait
+  for pair in "${pairs[@]}"; do
+    read -r n f line <"$out/logs/sanitize-${pair// /-}.count"
+    echo "$line"
+    sanitize_errors=$((sanitize_errors + n + f))
+    rm -f "$out/logs/sanitize-${pair// /-}.count"
+  done
+  echo "sanitize: $sanitize_errors findings and failed tests" | tee "$out/logs/sanitize-summary.txt"
 fi
 
 bench_rc=0
