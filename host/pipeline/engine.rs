@@ -126,6 +126,7 @@ pub struct EngineMemory {
 }
 
 /// Where the H MSM's bases live.
+#[derive(Debug, PartialEq)]
 enum HPlacement {
     /// On the device (uploaded by [`PartitionEngine::new`] when given in pinned memory), with this plan.
     Resident(MsmPlan),
@@ -133,33 +134,53 @@ enum HPlacement {
     Streamed(MsmPlan),
 }
 
+/// What [`PartitionEngine::new`] places within its budget, besides what it has allocated already.
+struct PlacementInput<'c> {
+    /// H's length, and whether H is in pinned host memory (it may stream) or on the device.
+    n: usize,
+    h_pinned: bool,
+    config: &'c PartitionConfig,
+    /// Device memory of the SRS, the NTT tables, the query groups and one slot; and of one slot.
+    one_slot: usize,
+    slot_bytes: usize,
+    budget: usize,
+    /// The device (for the streamed plan's fit: total memory, SMs).
+    limits: DeviceLimits,
+}
+
+/// The slot count and the H MSM's placement: the most slots (up to the configured count) with which the H MSM
+/// fits, resident before streamed (a second slot hides the next job's uploads, worth more than keeping H on
+/// the device). `Ok(Err(needed))`: nothing fits; `needed` is the smallest working set.
+fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<(usize, HPlacement), usize>> {
+    let mut smallest = usize::MAX;
+    for count in (1..=input.config.slots.max(1)).rev() {
+        let fixed = input.one_slot + (count - 1) * input.slot_bytes;
+        match place_h(input, input.budget.saturating_sub(fixed))? {
+            Ok(h) => return Ok(Ok((count, h))),
+            Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
+        }
+    }
+    Ok(Err(smallest))
+}
+
 /// The H MSM within `room` bytes (the budget less the rest of the working set): resident when H is on the
 /// device or fits there, else streamed. `Ok(Err(needed))` when neither fits, `needed` the least an H MSM needs.
-fn place_h(
-    gpu: &Gpu,
-    srs: &PartitionSrs,
-    config: &PartitionConfig,
-    room: usize,
-) -> Result<std::result::Result<HPlacement, usize>> {
-    let xyzz = config.h_msm.accumulation == Accumulation::Xyzz;
-    let h_config = MsmConfig { chunk: config.h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..config.h_msm };
-    let resident = MsmPlan::new(srs.n, &h_config, false)?;
+fn place_h(input: &PlacementInput<'_>, room: usize) -> Result<std::result::Result<HPlacement, usize>> {
+    let h_msm = &input.config.h_msm;
+    let xyzz = h_msm.accumulation == Accumulation::Xyzz;
+    let h_config = MsmConfig { chunk: h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..*h_msm };
+    let resident = MsmPlan::new(input.n, &h_config, false)?;
     let resident_bytes = resident.device_bytes::<G1>(false);
-    let h_bytes = match &srs.h {
-        HQuery::Device(_) => 0,
-        HQuery::Pinned(_) => srs.n * size_of::<G1Affine>(),
-    };
+    let h_bytes = if input.h_pinned { input.n * size_of::<G1Affine>() } else { 0 };
     if h_bytes + resident_bytes <= room {
         return Ok(Ok(HPlacement::Resident(resident)));
     }
-    if h_bytes == 0 {
+    if !input.h_pinned {
         return Ok(Err(resident_bytes));
     }
     // Streamed bases cannot be a precomputed table; the chunk is the largest whose staging fits.
-    let streamed = MsmConfig { chunk: config.h_msm.chunk, precompute: 0, ..config.h_msm };
-    let (_, total) = gpu.memory_info()?;
-    let limits = DeviceLimits { memory_bytes: room, total_bytes: total, sm_count: gpu.info().sm_count };
-    match MsmPlan::within::<G1>(srs.n, &streamed, true, &limits) {
+    let streamed = MsmConfig { chunk: h_msm.chunk, precompute: 0, ..*h_msm };
+    match MsmPlan::within::<G1>(input.n, &streamed, true, &input.limits.capped(room)) {
         Ok(plan) => Ok(Ok(HPlacement::Streamed(plan))),
         Err(Error::OutOfMemory { requested, .. }) => Ok(Err((h_bytes + resident_bytes).min(requested))),
         Err(e) => Err(e),
@@ -267,23 +288,21 @@ impl<'g> PartitionEngine<'g> {
         let mut slots = vec![first];
         let one_slot =
             srs.device_bytes() + ntt.device_bytes() + slot_bytes + queries.iter().map(groups_bytes).sum::<usize>();
-        // The most slots (up to the configured count) with which the H MSM fits, resident or streamed: a
-        // second slot hides the next job's uploads, worth more than keeping H on the device.
-        let mut smallest = usize::MAX;
-        let mut placed = None;
-        for count in (1..=config.slots.max(1)).rev() {
-            let fixed = one_slot + (count - 1) * slot_bytes;
-            match place_h(gpu, &srs, &config, budget.saturating_sub(fixed))? {
-                Ok(h) => {
-                    placed = Some((count, h));
-                    break;
-                }
-                Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
-            }
-        }
-        let Some((count, h)) = placed else {
-            return Err(over(smallest));
+        let input = PlacementInput {
+            n: srs.n,
+            h_pinned: matches!(srs.h, HQuery::Pinned(_)),
+            config: &config,
+            one_slot,
+            slot_bytes,
+            budget,
+            // The room is the budget's: the device is checked by the allocations themselves.
+            limits: DeviceLimits {
+                memory_bytes: usize::MAX,
+                total_bytes: gpu.memory_info()?.1,
+                sm_count: gpu.info().sm_count,
+            },
         };
+        let (count, h) = place(&input)?.map_err(over)?;
         for _ in 1..count {
             slots.push(Slot::new(gpu, &shape)?);
         }
@@ -677,4 +696,61 @@ pub(super) fn upload<T: DeviceSafe>(
     rec.phase(name, PhaseKind::H2d, size_of_val(src), stream, |st| {
         Ok(st.memcpy_htod(as_bytes(src), &mut dst.raw_range_mut(0..src.len())?)?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const N: usize = 1 << 20;
+    const SLOT: usize = 150 << 20;
+    const ONE_SLOT: usize = 2 << 30;
+    const LIMITS: DeviceLimits = DeviceLimits { memory_bytes: usize::MAX, total_bytes: 80 << 30, sm_count: 132 };
+
+    fn placed(h_pinned: bool, budget: usize, slot_bytes: usize) -> std::result::Result<(usize, HPlacement), usize> {
+        let config = PartitionConfig::default();
+        let input =
+            PlacementInput { n: N, h_pinned, config: &config, one_slot: ONE_SLOT, slot_bytes, budget, limits: LIMITS };
+        place(&input).expect("a valid configuration")
+    }
+
+    /// The resident H MSM's plan and bytes, and H's bytes.
+    fn resident() -> (MsmPlan, usize, usize) {
+        let config = MsmConfig { chunk: Some(H_MSM_CHUNK), ..MsmConfig::default() };
+        let plan = MsmPlan::new(N, &config, false).unwrap();
+        (plan, plan.device_bytes::<G1>(false), N * size_of::<G1Affine>())
+    }
+
+    #[test]
+    fn the_most_slots_then_h_resident_then_fewer_slots() {
+        let (plan, msm, h) = resident();
+        let two_resident = ONE_SLOT + SLOT + h + msm;
+        assert_eq!(placed(true, usize::MAX, SLOT), Ok((2, HPlacement::Resident(plan))));
+        assert_eq!(placed(true, two_resident, SLOT), Ok((2, HPlacement::Resident(plan))));
+        // A byte short: H streams, both slots kept, the streamed plan within what is left.
+        match placed(true, two_resident - 1, SLOT) {
+            Ok((2, HPlacement::Streamed(streamed))) => {
+                assert!(streamed.device_bytes::<G1>(true) <= two_resident - 1 - ONE_SLOT - SLOT, "{streamed:?}");
+                assert_eq!(streamed.copies, 1, "streamed bases cannot be a precomputed table");
+            }
+            other => panic!("{other:?}"),
+        }
+        // H on the device cannot stream: one slot.
+        assert_eq!(placed(false, ONE_SLOT + SLOT + msm - 1, SLOT), Ok((1, HPlacement::Resident(plan))));
+        // A second slot that never fits: one slot, H resident when it fits beside it.
+        assert_eq!(placed(true, ONE_SLOT + h + msm, 1 << 40), Ok((1, HPlacement::Resident(plan))));
+    }
+
+    #[test]
+    fn below_the_smallest_working_set_the_error_states_it() {
+        let (_, msm, h) = resident();
+        let streamed = MsmConfig { precompute: 0, ..MsmConfig::default() };
+        let nothing = DeviceLimits { memory_bytes: 0, ..LIMITS };
+        let Err(Error::OutOfMemory { requested, .. }) = MsmPlan::within::<G1>(N, &streamed, true, &nothing) else {
+            panic!("no plan fits 0 bytes");
+        };
+        assert_eq!(placed(true, ONE_SLOT, SLOT), Err(ONE_SLOT + requested.min(h + msm)));
+        assert_eq!(placed(false, ONE_SLOT, SLOT), Err(ONE_SLOT + msm));
+        assert_eq!(placed(true, 0, SLOT), Err(ONE_SLOT + requested.min(h + msm)));
+    }
 }
