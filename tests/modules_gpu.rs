@@ -126,17 +126,19 @@ fn scratch_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// Two processes start on an empty cache at once: both compile and succeed, one valid file is left. A third
-/// process loads from the cache. A corrupted file is ignored (compiled again) and replaced. `off` stores
+/// Two processes start on an empty cache at once: both succeed, each compiling or loading what the other
+/// stored first (at least one compiles; a slowed process, e.g. under compute-sanitizer, may find the other's
+/// file), and one valid file is left. A third process loads from the cache. A corrupted file is ignored (compiled again) and replaced. `off` stores
 /// nothing.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn module_cache_serves_later_processes() {
     let dir = scratch_dir("module-cache");
     let racing: Vec<_> = (0..2).map(|_| child(&dir).spawn().expect("spawns")).collect();
-    for process in racing {
-        assert_eq!(image_of(&process.wait_with_output().expect("runs")), ModuleImage::Ptx);
-    }
+    let images: Vec<ModuleImage> =
+        racing.into_iter().map(|process| image_of(&process.wait_with_output().expect("runs"))).collect();
+    assert!(images.iter().all(|i| matches!(i, ModuleImage::Ptx | ModuleImage::Cached)), "{images:?}");
+    assert!(images.contains(&ModuleImage::Ptx), "nobody compiled on an empty cache: {images:?}");
     let files: Vec<_> =
         std::fs::read_dir(&dir).expect("the cache folder exists").map(|e| e.expect("entry").path()).collect();
     assert_eq!(files.len(), 1, "{files:?}");
