@@ -298,7 +298,7 @@ impl<'g> PartitionEngine<'g> {
             // The room is the budget's: the device is checked by the allocations themselves.
             limits: DeviceLimits {
                 memory_bytes: usize::MAX,
-                total_bytes: gpu.memory_info()?.1,
+                total_bytes: gpu.info().total_memory,
                 sm_count: gpu.info().sm_count,
             },
         };

@@ -182,8 +182,8 @@ impl<C: BenchCurve> BenchOp for BatchAddOp<C> {
         target.pick(&[20, 21, 22, 23, 24, 25, 26], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
-        let mut names: Vec<String> =
-            ["accumulate", "reduce", "finish"].iter().map(|k| format!("batch_add_{}_{k}", C::STEM)).collect();
+        let mut names = vec![format!("batch_add_{}_accumulate", C::STEM)];
+        names.extend(["reduce", "finish"].map(|k| format!("set_sum_{}_{k}", C::STEM)));
         if variant == "affine" {
             names.push(format!("batch_add_{}_affine_level", C::STEM));
             if self.half {

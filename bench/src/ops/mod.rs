@@ -136,3 +136,23 @@ pub fn select(all: Vec<Box<dyn BenchOp>>, wanted: &[String]) -> Result<Vec<Box<d
     }
     Ok(all.into_iter().filter(|op| wanted.iter().any(|w| matches(op.name(), w))).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--kernels` lists what each GPU variant launches: every name must be an entry of the committed PTX, so a
+    /// renamed kernel cannot leave a stale name behind.
+    #[test]
+    fn every_listed_kernel_exists() {
+        let ptx = zkgpu_kernels::committed::read("sm_90").expect("the committed PTX");
+        let known: Vec<&str> = zkgpu_kernels::interface::ptx_entries(&ptx).into_iter().map(|(name, _)| name).collect();
+        for op in registry() {
+            for variant in op.variants(Target::Gpu) {
+                for name in op.kernels(variant) {
+                    assert!(known.contains(&name.as_str()), "{} {variant}: no kernel {name}", op.name());
+                }
+            }
+        }
+    }
+}

@@ -159,10 +159,8 @@ impl BenchOp for PipelineOp {
         let curves: &[&str] = if variant.ends_with("-g2") { &["g1", "g2"] } else { &["g1"] };
         for s in curves {
             names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
-            names.extend(
-                ["accumulate", "reduce", "finish", "affine_level", "affine_level_gather"]
-                    .map(|k| format!("batch_add_{s}_{k}")),
-            );
+            names.extend(["accumulate", "affine_level", "affine_level_gather"].map(|k| format!("batch_add_{s}_{k}")));
+            names.extend(["reduce", "finish"].map(|k| format!("set_sum_{s}_{k}")));
         }
         names
     }
