@@ -67,6 +67,11 @@ const GPU_VARIANTS: &[&str] = &[
     "precompute8",
     "precompute2-chunk26",
     "precompute2-chunk27",
+    "chunk22",
+    "chunk22-pinned",
+    "chunk23",
+    "chunk23-pinned",
+    "chunk24-pinned",
     "chunk25",
     "chunk26",
     "chunk27",
@@ -119,8 +124,10 @@ fn parse_variant(variant: &str) -> Option<(MsmConfig, &'static str)> {
             window_bits: Some(choice["chunk26-c".len()..].parse().ok()?),
             ..MsmConfig::default()
         },
-        "chunk25" | "chunk26" | "chunk27" if inputs == "device" => {
-            MsmConfig { chunk: Some(1 << choice["chunk".len()..].parse::<u32>().ok()?), ..MsmConfig::default() }
+        // `chunkK`: chunks of 2^K points, any placement (the host-input chunking's A/B).
+        chunk if chunk.starts_with("chunk") => {
+            let bits = chunk["chunk".len()..].parse::<u32>().ok().filter(|b| (16..=27).contains(b))?;
+            MsmConfig { chunk: Some(1 << bits), ..MsmConfig::default() }
         }
         "radix" if inputs == "device" => MsmConfig { sort: Sort::Radix, ..MsmConfig::default() },
         "counting" if inputs == "device" => MsmConfig { sort: Sort::Counting, ..MsmConfig::default() },
@@ -408,6 +415,7 @@ mod tests {
         let rounds = |v: &str| parse_variant(v).map(|(c, _)| c.accumulation);
         assert_eq!(rounds("affine-r3"), Some(Accumulation::Affine { rounds: Some(3) }));
         assert_eq!(rounds("affine-pinned"), Some(Accumulation::Affine { rounds: None }));
+        assert_eq!(parse_variant("chunk23-pinned").map(|(c, i)| (c.chunk, i)), Some((Some(1 << 23), "pinned")));
         assert_eq!(parse_variant("scatter2").map(|(c, _)| (c.sort, c.scatter_passes)), Some((Sort::Counting, Some(2))));
         for bad in [
             "counting-pinned",
@@ -419,6 +427,8 @@ mod tests {
             "blstrs",
             "affine-r0",
             "affine-rx",
+            "chunk15",
+            "chunk28-pinned",
         ] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
