@@ -24,7 +24,8 @@
 //! - `pinned-2stream-budget16`, `-budget24`: the baseline within a device-memory budget of 16 / 24 GiB
 //!   (`PartitionConfig::max_device_bytes`), the H query in pinned memory so that the engine may stream it.
 //!   A size whose smallest working set exceeds the budget is skipped with the engine's `DeviceBudget` error,
-//!   which states that working set.
+//!   which states that working set. `-hchunkK` after a variant: the H MSM in chunks of 2^K points (its
+//!   `PartitionConfig::h_msm` chunk), for the streamed H's A/B.
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -51,6 +52,7 @@ use std::collections::VecDeque;
 use std::sync::OnceLock;
 use std::time::Instant;
 use zkgpu::batch_add::{G1, G2, Method};
+use zkgpu::msm::MsmConfig;
 use zkgpu::pipeline::cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::pipeline::{
     AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode,
@@ -68,6 +70,8 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-xyzz",
     "pinned-2stream-budget16",
     "pinned-2stream-budget24",
+    "pinned-2stream-budget16-hchunk23",
+    "pinned-2stream-budget16-hchunk24",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -87,9 +91,16 @@ struct Variant {
     /// `PartitionConfig::max_device_bytes` (the `-budgetN` suffix: N GiB), with the H query given in pinned
     /// host memory so that the engine may stream it.
     budget: Option<usize>,
+    /// The H MSM's points per chunk (the `-hchunkK` suffix: 2^K), else the engine's choice.
+    h_chunk: Option<usize>,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
+    if let Some((base, bits)) = v.rsplit_once("-hchunk") {
+        let bits: u32 = bits.parse().ok().filter(|b| (16..=27).contains(b))?;
+        let base = parse_variant(base).filter(|b| b.h_chunk.is_none())?;
+        return Some(Variant { h_chunk: Some(1 << bits), ..base });
+    }
     if let Some((base, gib)) = v.rsplit_once("-budget") {
         let gib: usize = gib.parse().ok().filter(|g| [16, 24].contains(g))?;
         let base = parse_variant(base).filter(|b| b.gpus == 1 && b.budget.is_none())?;
@@ -102,6 +113,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         g2: false,
         batch_add: PartitionConfig::default().batch_add,
         budget: None,
+        h_chunk: None,
     };
     Some(match v {
         "pinned-2stream" => base,
@@ -432,6 +444,7 @@ impl<'g> GpuCase<'g> {
             streams: variant.streams,
             batch_add: variant.batch_add,
             max_device_bytes: variant.budget,
+            h_msm: MsmConfig { chunk: variant.h_chunk, ..PartitionConfig::default().h_msm },
             ..PartitionConfig::default()
         };
         let mut engines = Vec::new();
@@ -695,11 +708,17 @@ mod tests {
             parse_variant("pinned-1stream-budget24").map(|v| (v.budget, v.streams)),
             Some((Some(24 << 30), StreamMode::One))
         );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget16-hchunk23").map(|v| (v.budget, v.h_chunk)),
+            Some((Some(16 << 30), Some(1 << 23)))
+        );
         for bad in [
             "pinned-2stream-budget8",
             "pinned-2stream-2gpu-budget16",
             "pinned-2stream-budget16-budget24",
             "nothing-budget16",
+            "pinned-2stream-hchunk15",
+            "pinned-2stream-hchunk23-hchunk24",
         ] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
