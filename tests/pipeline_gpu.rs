@@ -417,8 +417,9 @@ fn one_slot_where_two_do_not_fit() {
     assert!(peak <= budget, "the driver counted {peak} bytes in use for a budget of {budget}");
 }
 
-/// A budget below the smallest working set is `Err(DeviceBudget)` naming it, and leaves nothing allocated;
-/// the GPU then runs a job as before.
+/// A budget below the smallest working set is `Err(DeviceBudget)` naming it, and leaves nothing allocated:
+/// far below (the SRS and one slot, refused before allocating) and just above that floor (refused once the
+/// tables and scratch are sized). The minimum the refusal states is enough, and the GPU runs a job as before.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_budget_below_the_working_set_is_refused() {
@@ -430,26 +431,36 @@ fn a_budget_below_the_working_set_is_refused() {
     let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
     // Loads the kernels and has the driver reserve their local memory first, so free memory compares.
     drop(PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap());
-    let srs = host.pinned(&gpu, &pool);
-    gpu.synchronize().unwrap();
-    let (free_before, _) = gpu.memory_info().unwrap();
-    let budget = 8 << 20;
-    let result =
-        PartitionEngine::new(&gpu, srs, PartitionConfig { max_device_bytes: Some(budget), ..Default::default() });
-    match &result {
-        Err(e @ Error::DeviceBudget { budget: b, needed, .. }) => {
-            println!("{e}");
-            assert_eq!(*b, budget);
-            assert!(*needed > budget, "needs {needed}");
-        }
-        other => panic!("expected DeviceBudget, got {:?}", other.as_ref().err()),
-    }
-    drop(result);
-    gpu.synchronize().unwrap();
-    let (free_after, _) = gpu.memory_info().unwrap();
-    // The refused engine (with the SRS given to it) held tens of megabytes: all of it is back.
-    assert!(free_after + (2 << 20) >= free_before, "{free_before} bytes free before, {free_after} after");
-    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let refused = |budget: usize| {
+        let srs = host.pinned(&gpu, &pool);
+        gpu.synchronize().unwrap();
+        let (free_before, _) = gpu.memory_info().unwrap();
+        let result =
+            PartitionEngine::new(&gpu, srs, PartitionConfig { max_device_bytes: Some(budget), ..Default::default() });
+        let needed = match &result {
+            Err(e @ Error::DeviceBudget { budget: b, needed, .. }) => {
+                println!("{e}");
+                assert_eq!(*b, budget);
+                assert!(*needed > budget, "needs {needed}");
+                *needed
+            }
+            other => panic!("budget {budget}: expected DeviceBudget, got {:?}", other.as_ref().err()),
+        };
+        drop(result);
+        gpu.synchronize().unwrap();
+        let (free_after, _) = gpu.memory_info().unwrap();
+        // The refused engine (with the SRS given to it) held up to tens of megabytes: all of it is back.
+        assert!(free_after + (2 << 20) >= free_before, "{free_before} bytes free before, {free_after} after");
+        needed
+    };
+    let floor = refused(1 << 20);
+    let minimum = refused(floor);
+    assert!(minimum > floor, "the working set ({minimum}) is more than the SRS and one slot ({floor})");
+    let config = PartitionConfig { max_device_bytes: Some(minimum), ..Default::default() };
+    let mut engine = PartitionEngine::new(&gpu, host.pinned(&gpu, &pool), config).unwrap();
+    let memory = engine.memory();
+    println!("at the stated minimum: {memory:?}");
+    assert!(memory.device_bytes <= minimum && memory.slots == 1 && memory.h_streamed, "{memory:?}");
     let data = job_data(&mut rng, n, &host.lens, true);
     let t = engine.start(data.job()).unwrap();
     assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);

@@ -14,6 +14,14 @@ pub(super) struct Slot {
 }
 
 impl Slot {
+    /// Device memory of a slot for `shape`: what [`Slot::new`] allocates (keep the two together), known
+    /// before allocating.
+    pub(super) fn bytes(shape: &PartitionShape) -> usize {
+        let per_assignment =
+            |m: usize| m * (size_of::<Scalar>() + size_of::<u32>()) + m.div_ceil(32) * size_of::<u32>();
+        3 * shape.n * size_of::<Scalar>() + shape.assignments.iter().map(|&m| per_assignment(m)).sum::<usize>()
+    }
+
     pub(super) fn new(gpu: &Gpu, shape: &PartitionShape) -> Result<Slot> {
         let n = shape.n;
         Ok(Slot {
@@ -30,13 +38,6 @@ impl Slot {
     /// Assignment `i`'s tail as the sparse scalars of its MSMs.
     pub(super) fn tail(&self, i: usize) -> Scalars<'_> {
         Scalars::DeviceIndexed { scalars: &self.tails[i], indices: &self.tail_index[i], len: self.tail_len[i] }
-    }
-
-    pub(super) fn device_bytes(&self) -> usize {
-        self.a.byte_len() * 3
-            + self.tails.iter().map(DeviceBuffer::byte_len).sum::<usize>()
-            + self.tail_index.iter().map(DeviceBuffer::byte_len).sum::<usize>()
-            + self.ones.iter().map(DeviceBuffer::byte_len).sum::<usize>()
     }
 }
 
@@ -270,6 +271,12 @@ impl<'g> PartitionEngine<'g> {
         let over =
             |needed: usize| Error::DeviceBudget { budget, needed, what: format!("a 2^{log_n} partition engine") };
         let shape = srs.shape();
+        // What is certain before allocating anything (the SRS and one slot): a budget below it is refused
+        // without touching the device.
+        let floor = srs.device_bytes() + Slot::bytes(&shape);
+        if floor > budget {
+            return Err(over(floor));
+        }
         let ntt = Ntt::new(gpu)?;
         let queries = srs
             .assignments
@@ -284,7 +291,7 @@ impl<'g> PartitionEngine<'g> {
         // One slot first: the NTT tables are built on it (so that jobs allocate nothing) and its size is known.
         let mut first = Slot::new(gpu, &shape)?;
         ntt.groth16_h(&mut first.a, &mut first.b, &mut first.c)?;
-        let slot_bytes = first.device_bytes();
+        let slot_bytes = Slot::bytes(&shape);
         let mut slots = vec![first];
         let one_slot =
             srs.device_bytes() + ntt.device_bytes() + slot_bytes + queries.iter().map(groups_bytes).sum::<usize>();
@@ -396,7 +403,7 @@ impl<'g> PartitionEngine<'g> {
     pub fn device_bytes(&self) -> usize {
         self.srs.device_bytes()
             + self.ntt.device_bytes()
-            + self.slots.iter().map(Slot::device_bytes).sum::<usize>()
+            + self.slots.len() * Slot::bytes(&self.srs.shape())
             + self.h_msm.device_bytes()
             + self.queries.iter().map(groups_bytes).sum::<usize>()
     }
