@@ -360,6 +360,53 @@ fn radix_sort_passes_match_a_stable_sort() {
     }
 }
 
+/// Plans for bases streamed from host memory against device scalars ([`MsmPlan::within_streamed_bases`]):
+/// one chunk when unbounded; otherwise the least modelled work whose scratch and bases staging fit (two
+/// buffers only with several chunks, no scalar staging), with no cheaper plan of twice the chunk fitting;
+/// a configured chunk is kept; nothing fitting is `OutOfMemory`.
+#[test]
+fn streamed_bases_plans_prefer_few_chunks() {
+    use zkgpu::msm::{DeviceLimits, window_cost};
+    let bytes = |p: &MsmPlan| p.scratch_bytes::<G1>() + p.staging_bytes::<G1>(true, false);
+    let affine_size = size_of::<<G1 as Curve>::Affine>();
+    for log_n in [0, 12, 20, 24] {
+        let n = 1usize << log_n;
+        let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &DeviceLimits::UNBOUNDED).unwrap();
+        assert_eq!(p.chunk, n, "2^{log_n}: one chunk");
+        assert_eq!(p.staging_bytes::<G1>(true, false), n * affine_size, "2^{log_n}: one staging buffer");
+        assert_eq!(p.staging_bytes::<G1>(true, true), n * (affine_size + size_of::<Scalar>()));
+    }
+    let n = 1usize << 24;
+    let one = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &DeviceLimits::UNBOUNDED).unwrap();
+    let cost = |p: &MsmPlan| window_cost(n, 1, n.div_ceil(p.chunk), p.window_bits);
+    for fraction in [0.9, 0.6, 0.4, 0.2] {
+        let limits = DeviceLimits { memory_bytes: (bytes(&one) as f64 * fraction) as usize, ..DeviceLimits::UNBOUNDED };
+        let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &limits).unwrap();
+        println!("{fraction} of one chunk's {} bytes: c = {} chunk 2^{}", bytes(&one), p.window_bits, p.chunk.ilog2());
+        assert!(bytes(&p) <= limits.memory_bytes, "{fraction}: {p:?}");
+        let buffers = if p.chunk < n { 2 } else { 1 };
+        assert_eq!(p.staging_bytes::<G1>(true, false), buffers * p.chunk * affine_size, "double-buffered");
+        for chunk in [p.chunk, 2 * p.chunk] {
+            for c in 2..=22 {
+                let config = MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..Default::default() };
+                let Ok(other) = MsmPlan::new(n, &config, true) else { continue };
+                if bytes(&other) <= limits.memory_bytes {
+                    assert!(cost(&other) >= cost(&p), "{fraction}: c = {c}, chunk {chunk} fits and costs less");
+                }
+            }
+        }
+    }
+    let small = DeviceLimits { memory_bytes: bytes(&one) / 5, ..DeviceLimits::UNBOUNDED };
+    let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &small).unwrap();
+    assert!(p.chunk < n, "a fifth of one chunk's bytes: several chunks, {p:?}");
+    let chunk = MsmConfig { chunk: Some(1 << 22), ..Default::default() };
+    let p = MsmPlan::within_streamed_bases::<G1>(n, &chunk, &DeviceLimits::UNBOUNDED).unwrap();
+    assert_eq!(p.chunk, 1 << 22, "a configured chunk is kept");
+    let tiny = DeviceLimits { memory_bytes: 1 << 20, total_bytes: 1 << 30, sm_count: 132 };
+    let r = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &tiny);
+    assert!(matches!(r, Err(Error::OutOfMemory { requested, .. }) if requested > 1 << 20), "{r:?}");
+}
+
 /// Plans fitted to a device ([`MsmPlan::within`]): without a memory bound they are `MsmPlan::new`'s (so the
 /// H200's measured choices stand); where the default plan does not fit, the chosen one does and is the least
 /// modelled work among those that fit; a configured window or chunk is kept; nothing fitting is

@@ -143,12 +143,13 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
-    /// Allocates the double-buffered staging of host bases now (allocated on first use otherwise), so that
-    /// calls with [`Bases::Host`] allocate nothing.
+    /// Allocates the staging of host bases now (double-buffered where the plan has several chunks; allocated
+    /// on first use otherwise), so that calls with [`Bases::Host`] allocate nothing.
     pub fn reserve_host_bases(&mut self) -> Result<()> {
         if self.staged_bases.is_empty() {
             let chunk = self.plan.chunk.min(self.plan.n);
-            self.staged_bases = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+            self.staged_bases =
+                (0..self.plan.staging_buffers()).map(|_| self.gpu.alloc_zeroed(chunk)).collect::<Result<_>>()?;
         }
         Ok(())
     }
@@ -470,14 +471,16 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
-    /// Allocates the chunk staging host inputs need (twice the chunk, for double buffering).
+    /// Allocates the chunk staging host inputs need (twice the chunk where there are several, for double
+    /// buffering).
     pub(super) fn prepare_staging(&mut self, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
         if matches!(bases, Bases::Host(_)) {
             self.reserve_host_bases()?;
         }
         let chunk = self.plan.chunk.min(self.plan.n);
         if matches!(scalars, Scalars::Host(_)) && self.staged_scalars.is_empty() {
-            self.staged_scalars = vec![self.gpu.alloc_zeroed(chunk)?, self.gpu.alloc_zeroed(chunk)?];
+            self.staged_scalars =
+                (0..self.plan.staging_buffers()).map(|_| self.gpu.alloc_zeroed(chunk)).collect::<Result<_>>()?;
         }
         Ok(())
     }

@@ -241,14 +241,38 @@ impl MsmPlan {
     /// smallest plan's bytes); configuration errors as [`MsmPlan::new`].
     pub fn within<C: Curve>(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
         let first = Self::build(n, config, host_inputs, limits)?;
+        let bytes = |plan: &MsmPlan| plan.device_bytes::<C>(host_inputs);
         // The default chunk has the fewest chunks, so where the default plan fits it is also the model's best.
-        if first.device_bytes::<C>(host_inputs) <= limits.memory_bytes {
+        if bytes(&first) <= limits.memory_bytes {
             return Ok(first);
         }
-        let copies = first.copies;
-        let chunks =
-            std::iter::successors(Some(first.chunk), |&chunk| (chunk / 2 >= MIN_FITTING_CHUNK).then_some(chunk / 2));
-        let chunks: Vec<usize> = if config.chunk.is_some() { vec![first.chunk] } else { chunks.collect() };
+        Self::cheapest_fit(n, config, host_inputs, limits, first.chunk, bytes)
+    }
+
+    /// A plan for `n` bases streamed from host memory against device scalars (a pipeline's streamed query):
+    /// the least modelled work whose scratch and bases staging ([`MsmPlan::staging_bytes`]) fit `limits`,
+    /// over chunks from all `n` points down to 2^16 by halves (unless configured). Unlike
+    /// [`MsmPlan::within`]'s host-input default it prefers few chunks (every chunk costs a fixup): the caller
+    /// hides the first chunk's upload by queueing the MSM behind other work. Errors as [`MsmPlan::within`].
+    pub fn within_streamed_bases<C: Curve>(n: usize, config: &MsmConfig, limits: &DeviceLimits) -> Result<MsmPlan> {
+        let bytes = |plan: &MsmPlan| plan.scratch_bytes::<C>() + plan.staging_bytes::<C>(true, false);
+        let first = config.chunk.unwrap_or(n).clamp(1, n.max(1));
+        Self::cheapest_fit(n, config, true, limits, first, bytes)
+    }
+
+    /// The plan of least modelled work ([`window_cost`]) whose `bytes` fit `limits`, over the window sizes
+    /// (unless configured) and the chunks from `first` down to 2^16 by halves (only `first` when configured).
+    fn cheapest_fit(
+        n: usize,
+        config: &MsmConfig,
+        host_inputs: bool,
+        limits: &DeviceLimits,
+        first: usize,
+        bytes: impl Fn(&MsmPlan) -> usize,
+    ) -> Result<MsmPlan> {
+        let copies = config.precompute.max(1);
+        let chunks = std::iter::successors(Some(first), |&chunk| (chunk / 2 >= MIN_FITTING_CHUNK).then_some(chunk / 2));
+        let chunks: Vec<usize> = if config.chunk.is_some() { vec![first] } else { chunks.collect() };
         let windows: Vec<u32> = match config.window_bits {
             Some(c) => vec![c],
             None => auto_windows(copies).collect(),
@@ -264,7 +288,7 @@ impl MsmPlan {
                     Err(Error::MsmConfig(_)) => continue,
                     Err(e) => return Err(e),
                 };
-                let bytes = plan.device_bytes::<C>(host_inputs);
+                let bytes = bytes(&plan);
                 least = least.min(bytes);
                 let cost = window_cost(n, copies, n.div_ceil(plan.chunk).max(1), c);
                 if bytes <= limits.memory_bytes && best.as_ref().is_none_or(|(best_cost, _)| cost < *best_cost) {
@@ -493,10 +517,21 @@ impl MsmPlan {
     }
 
     /// Device memory an engine of this plan takes for curve `C`: the scratch, and with `host_inputs` the
-    /// staging of two chunks of bases and scalars (device-resident inputs not included).
+    /// staging of bases and scalars (device-resident inputs not included).
     pub fn device_bytes<C: Curve>(&self, host_inputs: bool) -> usize {
-        let staging = if host_inputs { 2 * self.chunk * (size_of::<C::Affine>() + size_of::<Scalar>()) } else { 0 };
-        self.scratch_bytes::<C>() + staging
+        self.scratch_bytes::<C>() + self.staging_bytes::<C>(host_inputs, host_inputs)
+    }
+
+    /// Device memory of the staging for host `bases` and host `scalars`: a chunk of each, twice (double
+    /// buffered) when the plan has more than one chunk.
+    pub fn staging_bytes<C: Curve>(&self, bases: bool, scalars: bool) -> usize {
+        let per_point = if bases { size_of::<C::Affine>() } else { 0 } + if scalars { size_of::<Scalar>() } else { 0 };
+        self.staging_buffers() * self.chunk.min(self.n) * per_point
+    }
+
+    /// Staging buffers per host input: two (double buffered) where the plan has more than one chunk.
+    pub(super) fn staging_buffers(&self) -> usize {
+        if self.n > self.chunk { 2 } else { 1 }
     }
 
     /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).

@@ -179,9 +179,10 @@ fn place_h(input: &PlacementInput<'_>, room: usize) -> Result<std::result::Resul
     if !input.h_pinned {
         return Ok(Err(resident_bytes));
     }
-    // Streamed bases cannot be a precomputed table; the chunk is the largest whose staging fits.
+    // Streamed bases cannot be a precomputed table; the fewest chunks whose scratch and staging fit (the
+    // first chunks upload while the job's assignment work runs: `queue_msm_stage`).
     let streamed = MsmConfig { chunk: h_msm.chunk, precompute: 0, ..*h_msm };
-    match MsmPlan::within::<G1>(input.n, &streamed, true, &input.limits.capped(room)) {
+    match MsmPlan::within_streamed_bases::<G1>(input.n, &streamed, &input.limits.capped(room)) {
         Ok(plan) => Ok(Ok(HPlacement::Streamed(plan))),
         Err(Error::OutOfMemory { requested, .. }) => Ok(Err((h_bytes + resident_bytes).min(requested))),
         Err(e) => Err(e),
@@ -551,17 +552,13 @@ impl<'g> PartitionEngine<'g> {
         }
     }
 
-    /// Queues the H MSM, batch additions and tail MSMs of the job in `slot`.
+    /// Queues the batch additions and tail MSMs of the job in `slot`, then its H MSM: a streamed H's first
+    /// chunks upload (copy stream) while the assignment work runs, so its MSM need not wait for them.
     pub(super) fn queue_msm_stage(&mut self, slot: usize, inputs: &CudaEvent, rec: &mut PhaseRecorder) -> Result<()> {
         let compute = self.gpu.stream().clone();
         compute.wait(inputs)?;
         let s = &self.slots[slot];
         let (h_msm, srs) = (&mut self.h_msm, &mut self.srs);
-        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| match &mut srs.h {
-            HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
-            HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a)),
-        })?;
-
         for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
             if let Some(group) = g1 {
                 group.enqueue(&bases.g1, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1"))?;
@@ -570,6 +567,10 @@ impl<'g> PartitionEngine<'g> {
                 group.enqueue(&bases.g2, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2"))?;
             }
         }
+        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| match &mut srs.h {
+            HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
+            HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a)),
+        })?;
         Ok(())
     }
 
@@ -737,8 +738,13 @@ mod tests {
         // A byte short: H streams, both slots kept, the streamed plan within what is left.
         match placed(true, two_resident - 1, SLOT) {
             Ok((2, HPlacement::Streamed(streamed))) => {
-                assert!(streamed.device_bytes::<G1>(true) <= two_resident - 1 - ONE_SLOT - SLOT, "{streamed:?}");
+                let bytes = streamed.scratch_bytes::<G1>() + streamed.staging_bytes::<G1>(true, false);
+                assert!(bytes <= two_resident - 1 - ONE_SLOT - SLOT, "{streamed:?}");
                 assert_eq!(streamed.copies, 1, "streamed bases cannot be a precomputed table");
+                // The streamed plan for the room left (fewest chunks first).
+                let config = MsmConfig { precompute: 0, ..MsmConfig::default() };
+                let room = DeviceLimits { memory_bytes: two_resident - 1 - ONE_SLOT - SLOT, ..LIMITS };
+                assert_eq!(MsmPlan::within_streamed_bases::<G1>(N, &config, &room).unwrap(), streamed);
             }
             other => panic!("{other:?}"),
         }
@@ -753,7 +759,8 @@ mod tests {
         let (_, msm, h) = resident();
         let streamed = MsmConfig { precompute: 0, ..MsmConfig::default() };
         let nothing = DeviceLimits { memory_bytes: 0, ..LIMITS };
-        let Err(Error::OutOfMemory { requested, .. }) = MsmPlan::within::<G1>(N, &streamed, true, &nothing) else {
+        let Err(Error::OutOfMemory { requested, .. }) = MsmPlan::within_streamed_bases::<G1>(N, &streamed, &nothing)
+        else {
             panic!("no plan fits 0 bytes");
         };
         assert_eq!(placed(true, ONE_SLOT, SLOT), Err(ONE_SLOT + requested.min(h + msm)));

@@ -70,6 +70,7 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-xyzz",
     "pinned-2stream-budget16",
     "pinned-2stream-budget24",
+    "pinned-2stream-budget16-hchunk22",
     "pinned-2stream-budget16-hchunk23",
     "pinned-2stream-budget16-hchunk24",
 ];
