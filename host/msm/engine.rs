@@ -499,13 +499,14 @@ impl<'g, C: Curve> Msm<'g, C> {
         let copy = self.gpu.copy_stream().clone();
         let span = tracing::debug_span!("zkgpu.msm.h2d", first, len);
         let _entered = span.enter();
-        if let Bases::Host(b) = bases {
-            let dst = &mut self.staged_bases[slot];
-            copy.memcpy_htod(as_bytes(&b[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
-        }
+        // Scalars first: the chunk's count and sort read only them, and run while its bases upload.
         if let Scalars::Host(s) = scalars {
             let dst = &mut self.staged_scalars[slot];
             copy.memcpy_htod(as_bytes(&s[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+        }
+        if let Bases::Host(b) = bases {
+            let dst = &mut self.staged_bases[slot];
+            copy.memcpy_htod(as_bytes(&b[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
         }
         Ok(())
     }
