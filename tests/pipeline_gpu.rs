@@ -365,9 +365,16 @@ fn h_query_streams_within_a_budget() {
         tickets.push((streamed.start(pinned.job(None)).unwrap(), resident.start(pinned.job(None)).unwrap()));
     }
     for ((s, r), d) in tickets.into_iter().zip(&data) {
-        let (s, r) = (streamed.finish(s).unwrap().results, resident.finish(r).unwrap().results);
-        assert_eq!(s, r, "streamed H against resident");
-        assert_eq!(s, host.reference(d).0, "streamed H against the CPU");
+        let (s, r) = (streamed.finish(s).unwrap(), resident.finish(r).unwrap().results);
+        // Every streamed chunk is an H2D phase of the job (h2d.h.0, h2d.h.1, ...), counted in its H2D rate.
+        let chunks: Vec<_> = s.report.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).collect();
+        let bytes: usize = chunks.iter().map(|p| p.bytes).sum();
+        assert!(!chunks.is_empty() && chunks.iter().all(|p| p.kind == PhaseKind::H2d && p.ms() > 0.0), "{chunks:?}");
+        assert_eq!(bytes, memory.streamed_bytes_per_job, "{chunks:?}");
+        assert!(s.report.h2d_bytes >= bytes && s.report.h2d_gbps > 0.0, "{:?}", s.report);
+        println!("{} streamed chunks, H2D {:.1} GB/s over the job", chunks.len(), s.report.h2d_gbps);
+        assert_eq!(s.results, r, "streamed H against resident");
+        assert_eq!(s.results, host.reference(d).0, "streamed H against the CPU");
     }
     assert!(streamed.device_bytes() < full, "a job grew the streamed engine");
 }

@@ -7,6 +7,19 @@ pub(super) fn point_block<C: Curve>() -> u32 {
     if C::XYZZ_BYTES > 192 { 64 } else { 128 }
 }
 
+/// Where [`Msm::enqueue_pinned`] records its chunk copies: H2D phases named `{prefix}.{k}` for chunk `k`.
+pub(crate) struct CopyPhases<'r> {
+    recorder: &'r mut PhaseRecorder,
+    prefix: &'r str,
+    count: usize,
+}
+
+impl<'r> CopyPhases<'r> {
+    pub(crate) fn new(recorder: &'r mut PhaseRecorder, prefix: &'r str) -> Self {
+        CopyPhases { recorder, prefix, count: 0 }
+    }
+}
+
 /// How a chunk's entries name their points (the count's and sorts' common arguments).
 pub(super) struct PointArgs<'a> {
     /// Sparse scalars' base indices for the chunk, or `None`.
@@ -58,6 +71,9 @@ pub struct Msm<'g, C: Curve> {
     /// Double-buffered chunk staging for host inputs, allocated on first use.
     pub(super) staged_bases: Vec<DeviceBuffer<C::Affine>>,
     pub(super) staged_scalars: Vec<DeviceBuffer<Scalar>>,
+    /// Per staging slot: recorded on the compute stream after the last kernels that read it, so a chunk's
+    /// copy waits for them before its timing starts (the copy phases time the copy, not the wait).
+    pub(super) staging_read: [Option<CudaEvent>; 2],
     /// Every window's signed digit of the chunk's scalars (count → scatter), `windows · chunk` words.
     pub(super) digits: DeviceBuffer<u32>,
     /// Out-of-range base indices the count found (sparse scalars).
@@ -195,6 +211,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             out: gpu.alloc_zeroed(1)?,
             staged_bases: Vec::new(),
             staged_scalars: Vec::new(),
+            staging_read: [None, None],
             digits: gpu.alloc_zeroed(plan.windows as usize * plan.chunk)?,
             bad_indices: gpu.alloc_zeroed(1)?,
             affine_scratch: gpu.alloc_zeroed(plan.affine_scratch_points::<C>())?,
@@ -257,27 +274,36 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// [`Msm::enqueue`] over the tables `bases` (host bases only alone: their chunks are staged one table at
     /// a time).
     pub(super) fn enqueue_on(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
-        self.enqueue_inner(bases, scalars, true)
+        self.enqueue_inner(bases, scalars, true, None)
     }
 
     /// [`Msm::enqueue`] of the host bases in `bases` that returns once everything is queued, without waiting
     /// for the chunks' copies: `bases` is marked as read on the copy stream instead, so its release and any
     /// host write wait for them. For bases a caller keeps across calls (a pipeline's streamed query). The
-    /// scalars must not be in host memory (`MsmConfig` error).
+    /// scalars must not be in host memory (`MsmConfig` error). Each chunk's copy is a phase of `copies`
+    /// (H2D, named `{prefix}.{k}` for chunk `k`), timed from when its staging slot is free.
     pub(crate) fn enqueue_pinned(
         &mut self,
         bases: &mut crate::pinned::PinnedBuffer<C::Affine>,
         scalars: Scalars<'_>,
+        copies: CopyPhases<'_>,
     ) -> Result<()> {
         if matches!(scalars, Scalars::Host(_)) {
             return Err(Error::MsmConfig("enqueue_pinned takes device scalars".into()));
         }
-        self.enqueue_inner(&[Bases::Host(bases)], scalars, false)?;
+        self.enqueue_inner(&[Bases::Host(bases)], scalars, false, Some(copies))?;
         bases.mark_read_by(self.gpu.copy_stream())
     }
 
-    /// [`Msm::enqueue_on`]; `wait_for_copies`: return only after the copies of host inputs are done.
-    fn enqueue_inner(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>, wait_for_copies: bool) -> Result<()> {
+    /// [`Msm::enqueue_on`]; `wait_for_copies`: return only after the copies of host inputs are done;
+    /// `copies`: where the chunk copies are recorded as phases.
+    fn enqueue_inner(
+        &mut self,
+        bases: &[Bases<'_, C>],
+        scalars: Scalars<'_>,
+        wait_for_copies: bool,
+        copies: Option<CopyPhases<'_>>,
+    ) -> Result<()> {
         let n = scalars.len();
         let span = tracing::info_span!(
             "zkgpu.msm.enqueue",
@@ -306,7 +332,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         self.pending = Some(Queued::Run { index_limit, tables });
         let host_inputs =
             wait_for_copies && (matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_)));
-        let queued = self.enqueue_all(bases, &scalars).and_then(|()| {
+        let queued = self.enqueue_all(bases, &scalars, copies).and_then(|()| {
             // The copies read the caller's memory: they must be done before its borrow ends.
             if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }
         });
@@ -368,7 +394,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         }
         self.prepare_staging(&bases, &scalars)?;
         let queued =
-            self.stage(0, &bases, &scalars, 0, len).and_then(|()| self.enqueue_sort(0, &bases, &scalars, 0, len));
+            self.stage(0, &bases, &scalars, 0, len, None).and_then(|()| self.enqueue_sort(0, &bases, &scalars, 0, len));
         if let Err(e) = queued {
             let _ = self.gpu.synchronize();
             return Err(e);
@@ -440,15 +466,21 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// Queues every chunk and the final stages of each table into `out[k]` (inputs checked by
     /// [`Msm::enqueue_on`]). Scalars that fit one chunk are sorted once for all tables; longer ones are sorted
     /// chunk by chunk per table (the buckets hold one table's sums at a time).
-    pub(super) fn enqueue_all(&mut self, bases: &[Bases<'_, C>], scalars: &Scalars<'_>) -> Result<()> {
+    pub(super) fn enqueue_all(
+        &mut self,
+        bases: &[Bases<'_, C>],
+        scalars: &Scalars<'_>,
+        mut copies: Option<CopyPhases<'_>>,
+    ) -> Result<()> {
         let n = scalars.len();
         self.prepare_staging(&bases[0], scalars)?;
         let stream = self.gpu.stream().clone();
         let chunk = self.plan.chunk;
         let one_chunk = n <= chunk;
+        let staged = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
         if one_chunk {
             stream.memset_zeros(self.bad_indices.raw_mut())?;
-            self.stage(0, &bases[0], scalars, 0, n)?;
+            self.stage(0, &bases[0], scalars, 0, n, copies.as_mut())?;
             self.enqueue_sort(0, &bases[0], scalars, 0, n)?;
         }
         for (table, b) in bases.iter().enumerate() {
@@ -460,13 +492,19 @@ impl<'g, C: Curve> Msm<'g, C> {
                 let (mut first, mut k) = (0, 0);
                 while first < n {
                     let len = chunk.min(n - first);
-                    self.stage(k % 2, b, scalars, first, len)?;
+                    self.stage(k % 2, b, scalars, first, len, copies.as_mut())?;
                     self.enqueue_chunk(k % 2, b, scalars, first, len, k == 0)?;
+                    if staged {
+                        self.staging_read[k % 2] = Some(stream.record_event(None)?);
+                    }
                     first += len;
                     k += 1;
                 }
             }
             self.enqueue_finish(table)?;
+        }
+        if staged && one_chunk {
+            self.staging_read[0] = Some(stream.record_event(None)?);
         }
         Ok(())
     }
@@ -486,8 +524,9 @@ impl<'g, C: Curve> Msm<'g, C> {
     }
 
     /// Queues the upload of chunk `[first, first + len)` of the host inputs into staging slot `slot`, on the
-    /// copy stream (cudarc's buffer events order it after the kernels that read the slot two chunks ago, and
-    /// the kernels of this chunk after it). Device inputs need nothing.
+    /// copy stream, after the kernels that read the slot two chunks ago (`staging_read`; cudarc's buffer
+    /// events order it the same way, and the kernels of this chunk after it), as a phase of `copies`.
+    /// Device inputs need nothing.
     pub(super) fn stage(
         &mut self,
         slot: usize,
@@ -495,10 +534,25 @@ impl<'g, C: Curve> Msm<'g, C> {
         scalars: &Scalars<'_>,
         first: usize,
         len: usize,
+        copies: Option<&mut CopyPhases<'_>>,
     ) -> Result<()> {
+        let (host_bases, host_scalars) = (matches!(bases, Bases::Host(_)), matches!(scalars, Scalars::Host(_)));
+        if !host_bases && !host_scalars {
+            return Ok(());
+        }
         let copy = self.gpu.copy_stream().clone();
         let span = tracing::debug_span!("zkgpu.msm.h2d", first, len);
         let _entered = span.enter();
+        if let Some(read) = &self.staging_read[slot] {
+            copy.wait(read)?;
+        }
+        let per_point =
+            if host_bases { size_of::<C::Affine>() } else { 0 } + if host_scalars { size_of::<Scalar>() } else { 0 };
+        let bytes = per_point * len;
+        let phase = match copies {
+            Some(c) => Some((c.recorder.begin(format!("{}.{}", c.prefix, c.count), PhaseKind::H2d, bytes, &copy)?, c)),
+            None => None,
+        };
         // Scalars first: the chunk's count and sort read only them, and run while its bases upload.
         if let Scalars::Host(s) = scalars {
             let dst = &mut self.staged_scalars[slot];
@@ -507,6 +561,10 @@ impl<'g, C: Curve> Msm<'g, C> {
         if let Bases::Host(b) = bases {
             let dst = &mut self.staged_bases[slot];
             copy.memcpy_htod(as_bytes(&b[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+        }
+        if let Some((id, c)) = phase {
+            c.recorder.end(id, &copy)?;
+            c.count += 1;
         }
         Ok(())
     }

@@ -45,7 +45,7 @@
 pub mod cpu;
 
 use blstrs::Scalar;
-use cudarc::driver::LaunchConfig;
+use cudarc::driver::{CudaEvent, LaunchConfig};
 use zkgpu_kernels::interface::{self, sig};
 use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};
 use zkgpu_kernels::msm_sort::{
@@ -60,6 +60,7 @@ use crate::error::{Error, Result};
 use crate::kernel_args::{self as args, KernelFn, Ptr, read, read_or_null, write};
 use crate::launch::launch_config_1d;
 use crate::memory::{DeviceBuffer, as_bytes};
+use crate::profile::{PhaseKind, PhaseRecorder};
 
 mod bases;
 mod engine;

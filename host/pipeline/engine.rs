@@ -567,11 +567,13 @@ impl<'g> PartitionEngine<'g> {
                 group.enqueue(&bases.g2, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2"))?;
             }
         }
-        rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| match &mut srs.h {
+        let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, &compute)?;
+        let queued = match &mut srs.h {
             HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
-            HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a)),
-        })?;
-        Ok(())
+            HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a), CopyPhases::new(rec, "h2d.h")),
+        };
+        rec.end(phase, &compute)?;
+        queued
     }
 
     /// Waits for the queued MSM stage and returns its results (every engine is finished, whatever fails).

@@ -59,8 +59,9 @@
 //! `zkgpu.pipeline.*` spans.
 //! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b` (one
 //! vector's inverse + coset NTT each), `ntt.h.c` (c's inverse NTT) and `ntt.h.combine` (pointwise, coset
-//! inverse NTT, c's subtraction); `msm.h`,
-//! `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all G1 queries of assignment `i`; and `g2`); `d2h.h`, `d2h.results`.
+//! inverse NTT, c's subtraction); `msm.h`, and with H streamed from host memory `h2d.h.{k}` (its chunk `k`,
+//! timed from when the chunk's staging is free); `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all G1 queries of
+//! assignment `i`; and `g2`); `d2h.h`, `d2h.results`.
 //! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
 //! `b` before `ntt.h.b`, `c` before `ntt.h.c`, every input before the MSM stage), so a phase's start event is
 //! not reached while the stream still waits for a copy: the wait shows as a gap between phases, not as busy
@@ -132,7 +133,9 @@ use crate::curve::{Curve, G1, G2};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, DeviceSafe, as_bytes};
-use crate::msm::{Accumulation, Bases, DeviceLimits, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, choose_window_bits};
+use crate::msm::{
+    Accumulation, Bases, CopyPhases, DeviceLimits, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, choose_window_bits,
+};
 use crate::ntt::{Ntt, checked_log_n};
 use crate::pinned::PinnedBuffer;
 use crate::profile::{Epoch, PhaseKind, PhaseRecorder, PhaseReport};
