@@ -33,7 +33,8 @@
 //! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases) and `msm_h_ms` (per job), `peak_bytes` (the
 //! driver's count: the most device memory in use above the level before the SRS was made, sampled every
 //! millisecond through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
-//! `streamed_bytes` (bases copied host-to-device per job), `slots`, and `budget_bytes` for a budget.
+//! `streamed_bytes` (bases copied host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks`
+//! (the streamed H's chunks per job, 0 when resident), `slots`, and `budget_bytes` for a budget.
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
@@ -615,6 +616,7 @@ impl Case for GpuCase<'_> {
             ("ntt_ms", r.kernel_ms_of("ntt.") / jobs),
             ("msm_h_ms", r.kernel_ms_of("msm.h") / jobs),
             ("tail_ms", (r.kernel_ms_of("msm.tail") + r.kernel_ms_of("batch_add")) / jobs),
+            ("h_chunks", r.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).count() as f64 / jobs),
         ];
         for (k, v) in fields {
             m.insert(k.to_string(), v.into());
