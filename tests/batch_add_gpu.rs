@@ -117,6 +117,50 @@ fn g1_affine_method_bitmap_set_starts() {
     assert_eq!(adder.device_bytes(), held, "the adder's memory grew");
 }
 
+/// [`BatchAdder::with_budget`]: with the affine adder's own bytes (its bitmap compaction included) it stays
+/// affine; a byte less and it sums in XYZZ within the budget; far below, `DeviceBudget` stating the XYZZ
+/// scratch with nothing allocated. Every adder equals the CPU, with and without a bitmap, and allocates
+/// nothing in its calls.
+fn budget_on<C: CurveUnderTest>(name: &str) {
+    use zkgpu::batch_add::BatchAdder;
+    let gpu = gpu();
+    let mut rng = seeded_rng(name);
+    let n = (1 << 20) + 64;
+    let points = distinct_points::<C>(&mut rng, n);
+    let bitmap = random_bitmap(&mut rng, n);
+    let (device, device_bitmap) = (gpu.upload(&points).unwrap(), gpu.upload(&bitmap).unwrap());
+    let expected = [batch_add_cpu::<C>(&points, None).unwrap(), batch_add_cpu::<C>(&points, Some(&bitmap)).unwrap()];
+    let mut unbounded = BatchAdder::<C>::new(&gpu, n, &[0, n], Method::Affine).unwrap();
+    unbounded.reserve_selection().unwrap();
+    assert!(unbounded.affine_levels(true) > 0, "the set compacts under a bitmap");
+    let affine_bytes = unbounded.device_bytes();
+    drop(unbounded);
+    for (budget, method) in [(affine_bytes, Method::Affine), (affine_bytes - 1, Method::Xyzz)] {
+        let mut adder = BatchAdder::<C>::with_budget(&gpu, n, &[0, n], Method::Affine, budget).unwrap();
+        assert_eq!(adder.method(), method, "budget {budget}");
+        let held = adder.device_bytes();
+        assert!(held <= budget, "{held} bytes held for a budget of {budget}");
+        for (bits, expected) in [None, Some(&device_bitmap)].into_iter().zip(&expected) {
+            adder.enqueue(&device, bits).unwrap();
+            assert_eq!(&adder.sums().unwrap()[0], expected, "{method:?}, bitmap {}", bits.is_some());
+        }
+        assert_eq!(adder.device_bytes(), held, "{method:?}: a call allocated");
+    }
+    gpu.synchronize().unwrap();
+    let (free_before, _) = gpu.memory_info().unwrap();
+    match BatchAdder::<C>::with_budget(&gpu, n, &[0, n], Method::Affine, 4096) {
+        Err(Error::DeviceBudget { budget, needed, .. }) => assert!(budget == 4096 && needed > 4096, "{needed}"),
+        other => panic!("a 4 KiB budget gave {:?}", other.map(|a| a.device_bytes())),
+    }
+    let (free_after, _) = gpu.memory_info().unwrap();
+    assert!(free_after + (2 << 20) >= free_before, "{free_before} bytes free before, {free_after} after");
+}
+
+curve_tests! {
+    #[ignore = "needs a CUDA GPU"]
+    fn within_a_budget = budget_on { g1: G1(), g2: G2() }
+}
+
 /// [`BatchAdder::enqueue_tables`] with several sets per table (XYZZ) and its errors: a table shorter than the
 /// adder's points or a short bitmap fail before anything is queued (the last sums stay readable).
 fn tables_on<C: CurveUnderTest>(name: &str) {

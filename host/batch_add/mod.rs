@@ -134,6 +134,30 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// Prepares sums over `set_offsets` (`sets + 1` entries; set `s` is points `offsets[s]..offsets[s + 1]`)
     /// of a point buffer holding `points` points.
     pub fn new(gpu: &'g Gpu, points: usize, set_offsets: &[usize], method: Method) -> Result<Self> {
+        Self::build(gpu, points, set_offsets, method, None)
+    }
+
+    /// [`BatchAdder::new`] within a device-memory budget: the adder holds at most `max_device_bytes`, the
+    /// affine method's bitmap compaction included (allocated here, so calls allocate nothing). Where the
+    /// affine levels (3/4 of the points, affine) do not fit it sums in XYZZ ([`BatchAdder::method`] says
+    /// so); below the XYZZ scratch `Err(DeviceBudget)` stating it, with nothing allocated.
+    pub fn with_budget(
+        gpu: &'g Gpu,
+        points: usize,
+        set_offsets: &[usize],
+        method: Method,
+        max_device_bytes: usize,
+    ) -> Result<Self> {
+        Self::build(gpu, points, set_offsets, method, Some(max_device_bytes))
+    }
+
+    fn build(
+        gpu: &'g Gpu,
+        points: usize,
+        set_offsets: &[usize],
+        method: Method,
+        budget: Option<usize>,
+    ) -> Result<Self> {
         check_offsets(set_offsets, points)?;
         if points > MAX_POINTS {
             return Err(Error::InvalidSets(format!("{points} points, at most {MAX_POINTS} per call")));
@@ -148,7 +172,6 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             accumulate.function().occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
         let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
         let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        let affine = method == Method::Affine && sets == 1;
         // The affine levels run one wave: as many threads as fit (registers and staging shared memory); the
         // prefix products are a dependent chain per lane, so the more lanes, the more latency is hidden.
         let level_per_sm = affine_level
@@ -157,21 +180,44 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             .max(1);
         let affine_threads = gpu.info().sm_count.max(1) as usize * level_per_sm as usize * AFFINE_LEVEL_BLOCK as usize;
         let left = affine_levels(longest, affine_threads).1;
-        let accumulated = if affine { left } else { longest };
-        let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
+        let first_point = set_offsets[0];
+        let layout = |affine: bool| {
+            let accumulated = if affine { left } else { longest };
+            let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
+            let per_set = blocks_per_set * ACCUMULATE_BLOCK as usize;
+            let levels = if affine { points.div_ceil(2) + points.div_ceil(2).div_ceil(2) } else { 0 };
+            let compacts = affine
+                && first_point.is_multiple_of(32)
+                && !affine_levels(planned_points(longest, true), affine_threads).0.is_empty();
+            let bytes = per_set * sets.max(1) * C::XYZZ_BYTES
+                + reduce_scratch_len(per_set) * sets.max(1) * C::XYZZ_BYTES
+                + levels * size_of::<C::Affine>()
+                + (sets + 1 + 3) * size_of::<u32>()
+                + sets * size_of::<C::Projective>()
+                + if compacts { Selection::bytes(longest) } else { 0 };
+            (blocks_per_set, per_set, levels, bytes)
+        };
+        let mut affine = method == Method::Affine && sets == 1;
+        if let Some(budget) = budget {
+            affine &= layout(true).3 <= budget;
+            let needed = layout(affine).3;
+            if needed > budget {
+                return Err(Error::DeviceBudget {
+                    budget,
+                    needed,
+                    what: format!("a batch addition of {points} points"),
+                });
+            }
+        }
+        let (blocks_per_set, per_set, levels, _) = layout(affine);
         let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
-
-        let per_set = blocks_per_set as usize * ACCUMULATE_BLOCK as usize;
         let lane_sums = gpu.alloc_zeroed::<u8>(per_set * sets.max(1) * C::XYZZ_BYTES)?;
         let sums = XyzzSetSum::new(gpu, per_set, sets.max(1))?;
-        let levels = if affine {
-            let first = points.div_ceil(2);
-            [gpu.alloc_zeroed::<C::Affine>(first)?, gpu.alloc_zeroed::<C::Affine>(first.div_ceil(2))?]
-        } else {
-            [gpu.alloc_zeroed::<C::Affine>(0)?, gpu.alloc_zeroed::<C::Affine>(0)?]
-        };
+        let first_level = points.div_ceil(2).min(levels);
+        let levels =
+            [gpu.alloc_zeroed::<C::Affine>(first_level)?, gpu.alloc_zeroed::<C::Affine>(levels - first_level)?];
         let offsets_u32: Vec<u32> = set_offsets.iter().map(|&o| o as u32).collect();
-        Ok(BatchAdder {
+        let mut adder = BatchAdder {
             gpu,
             method: if affine { Method::Affine } else { Method::Xyzz },
             accumulate,
@@ -190,7 +236,11 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             queued_tables: 1,
             blocks_per_set,
             _curve: PhantomData,
-        })
+        };
+        if budget.is_some() {
+            adder.reserve_selection()?;
+        }
+        Ok(adder)
     }
 
     /// The method in use ([`Method::Affine`] falls back to XYZZ for several sets).
@@ -458,6 +508,11 @@ struct Selection {
 }
 
 impl Selection {
+    /// Device memory of a selection for `len` bits (what [`Selection::new`] allocates).
+    fn bytes(len: usize) -> usize {
+        (len.div_ceil(32).div_ceil(CHUNK_WORDS).max(1) + 3 + len) * size_of::<u32>()
+    }
+
     fn new(gpu: &Gpu, len: usize) -> Result<Self> {
         Ok(Selection {
             count: gpu.kernel(&interface::BATCH_ADD_COUNT_CHUNKS)?,
