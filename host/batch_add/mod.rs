@@ -181,6 +181,13 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         let affine_threads = gpu.info().sm_count.max(1) as usize * level_per_sm as usize * AFFINE_LEVEL_BLOCK as usize;
         let left = affine_levels(longest, affine_threads).1;
         let first_point = set_offsets[0];
+        // What the adder allocates for each method (the budget is checked before anything is).
+        struct Layout {
+            blocks_per_set: usize,
+            per_set: usize,
+            levels: usize,
+            bytes: usize,
+        }
         let layout = |affine: bool| {
             let accumulated = if affine { left } else { longest };
             let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
@@ -195,12 +202,12 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
                 + (sets + 1 + 3) * size_of::<u32>()
                 + sets * size_of::<C::Projective>()
                 + if compacts { Selection::bytes(longest) } else { 0 };
-            (blocks_per_set, per_set, levels, bytes)
+            Layout { blocks_per_set, per_set, levels, bytes }
         };
         let mut affine = method == Method::Affine && sets == 1;
         if let Some(budget) = budget {
-            affine &= layout(true).3 <= budget;
-            let needed = layout(affine).3;
+            affine &= layout(true).bytes <= budget;
+            let needed = layout(affine).bytes;
             if needed > budget {
                 return Err(Error::DeviceBudget {
                     budget,
@@ -209,7 +216,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
                 });
             }
         }
-        let (blocks_per_set, per_set, levels, _) = layout(affine);
+        let Layout { blocks_per_set, per_set, levels, .. } = layout(affine);
         let blocks_per_set = u32::try_from(blocks_per_set).map_err(|_| Error::SizeOverflow("grid".into()))?;
         let lane_sums = gpu.alloc_zeroed::<u8>(per_set * sets.max(1) * C::XYZZ_BYTES)?;
         let sums = XyzzSetSum::new(gpu, per_set, sets.max(1))?;
