@@ -6,8 +6,10 @@
 //! - `precompute2`, `precompute4`, `precompute8`: 2, 4 or 8 precomputed copies of the bases
 //!   (`MsmBases::precompute`, built before timing and not timed: a prover's SRS is prepared once), automatic
 //!   window. Device inputs only.
-//! - `chunk25`, `chunk26`, `chunk27`: device inputs in chunks of 2^25..2^27 points (2^25 is the default for
-//!   XYZZ accumulation since eb6e183; fewer chunks mean fewer bucket fixups, more scratch).
+//! - `chunk22` .. `chunk27` (listed ones; any `chunkK` with K in 16..=27 parses), also `-pinned`: chunks of
+//!   2^K points (2^25 is the default for XYZZ accumulation with device inputs since eb6e183, about n/4 with
+//!   host inputs; fewer chunks mean fewer bucket fixups, more scratch, and with host inputs a longer first
+//!   upload that nothing overlaps).
 //! - `radix`: the stable radix sort (`Sort::Radix`) instead of the default counting sort. Device inputs.
 //! - `counting`: the counting sort (`Sort::Counting`, the default: global atomics, the scatter in one pass per
 //!   64 MiB of a virtual window's sorted entries, at most 8) named explicitly. Device inputs.
