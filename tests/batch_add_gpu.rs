@@ -120,12 +120,11 @@ fn g1_affine_method_bitmap_set_starts() {
 /// [`BatchAdder::with_budget`]: with the affine adder's own bytes (its bitmap compaction included) it stays
 /// affine; a byte less and it sums in XYZZ within the budget; far below, `DeviceBudget` stating the XYZZ
 /// scratch with nothing allocated. Every adder equals the CPU, with and without a bitmap, and allocates
-/// nothing in its calls.
-fn budget_on<C: CurveUnderTest>(name: &str) {
+/// nothing in its calls. Sizes where the levels run under a bitmap too (see the affine tests above).
+fn budget_on<C: CurveUnderTest>(name: &str, n: usize) {
     use zkgpu::batch_add::BatchAdder;
     let gpu = gpu();
     let mut rng = seeded_rng(name);
-    let n = (1 << 20) + 64;
     let points = distinct_points::<C>(&mut rng, n);
     let bitmap = random_bitmap(&mut rng, n);
     let (device, device_bitmap) = (gpu.upload(&points).unwrap(), gpu.upload(&bitmap).unwrap());
@@ -158,7 +157,7 @@ fn budget_on<C: CurveUnderTest>(name: &str) {
 
 curve_tests! {
     #[ignore = "needs a CUDA GPU"]
-    fn within_a_budget = budget_on { g1: G1(), g2: G2() }
+    fn within_a_budget = budget_on { g1: G1(5_000_064), g2: G2((1 << 22) + 64) }
 }
 
 /// [`BatchAdder::enqueue_tables`] with several sets per table (XYZZ) and its errors: a table shorter than the
