@@ -197,7 +197,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
                 && first_point.is_multiple_of(32)
                 && !affine_levels(planned_points(longest, true), affine_threads).0.is_empty();
             let bytes = per_set * sets.max(1) * C::XYZZ_BYTES
-                + reduce_scratch_len(per_set) * sets.max(1) * C::XYZZ_BYTES
+                + XyzzSetSum::<C>::bytes(per_set, sets)
                 + levels * size_of::<C::Affine>()
                 + (sets + 1 + 3) * size_of::<u32>()
                 + sets * size_of::<C::Projective>()
@@ -606,7 +606,7 @@ impl<C: Curve> XyzzSetSum<C> {
         let (reduce, finish) = (gpu.kernel(&C::KERNELS.set_sum_reduce)?, gpu.kernel(&C::KERNELS.set_sum_finish)?);
         gpu.allow_dynamic_shared(reduce.function(), quad_shared_bytes(REDUCE_BLOCK, C::XYZZ_BYTES / 4))?;
         gpu.allow_dynamic_shared(finish.function(), quad_shared_bytes(FINISH_BLOCK, C::XYZZ_BYTES / 4))?;
-        let level = reduce_scratch_len(max_per_set) / 2 * sets.max(1) * C::XYZZ_BYTES;
+        let level = Self::bytes(max_per_set, sets) / 2;
         Ok(XyzzSetSum {
             gpu_stream: gpu.stream().clone(),
             reduce,
@@ -616,6 +616,12 @@ impl<C: Curve> XyzzSetSum<C> {
             sets,
             _curve: PhantomData,
         })
+    }
+
+    /// Device memory [`XyzzSetSum::new`] allocates for `max_per_set` inputs per set and `sets` sets (two
+    /// level buffers).
+    pub(crate) fn bytes(max_per_set: usize, sets: usize) -> usize {
+        reduce_scratch_len(max_per_set) * sets.max(1) * C::XYZZ_BYTES
     }
 
     /// Device memory of the level buffers.

@@ -546,9 +546,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         if let Some(read) = &self.staging_read[slot] {
             copy.wait(read)?;
         }
-        let per_point =
-            if host_bases { size_of::<C::Affine>() } else { 0 } + if host_scalars { size_of::<Scalar>() } else { 0 };
-        let bytes = per_point * len;
+        let bytes = staged_point_bytes::<C>(host_bases, host_scalars) * len;
         let phase = match copies {
             Some(c) => Some((c.recorder.begin(format!("{}.{}", c.prefix, c.count), PhaseKind::H2d, bytes, &copy)?, c)),
             None => None,

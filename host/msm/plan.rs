@@ -225,6 +225,11 @@ pub(super) fn pow2_clamped(x: usize, lo: usize, hi: usize) -> usize {
     p.clamp(lo, hi)
 }
 
+/// Bytes one point's host inputs take in staging: its base when `bases`, its scalar when `scalars`.
+pub(super) fn staged_point_bytes<C: Curve>(bases: bool, scalars: bool) -> usize {
+    (if bases { size_of::<C::Affine>() } else { 0 }) + if scalars { size_of::<Scalar>() } else { 0 }
+}
+
 impl MsmPlan {
     /// A plan for up to `n` points, made for the H200 without regard to memory ([`DeviceLimits::UNBOUNDED`];
     /// [`MsmPlan::within`] fits a plan to a device). `host_inputs`: bases or scalars come from host memory
@@ -246,7 +251,7 @@ impl MsmPlan {
         if bytes(&first) <= limits.memory_bytes {
             return Ok(first);
         }
-        Self::cheapest_fit(n, config, host_inputs, limits, first.chunk, bytes)
+        Self::cheapest_fit(n, config, limits, first.chunk, bytes)
     }
 
     /// A plan for `n` bases streamed from host memory against device scalars (a pipeline's streamed query):
@@ -257,15 +262,15 @@ impl MsmPlan {
     pub fn within_streamed_bases<C: Curve>(n: usize, config: &MsmConfig, limits: &DeviceLimits) -> Result<MsmPlan> {
         let bytes = |plan: &MsmPlan| plan.scratch_bytes::<C>() + plan.staging_bytes::<C>(true, false);
         let first = config.chunk.unwrap_or(n).clamp(1, n.max(1));
-        Self::cheapest_fit(n, config, true, limits, first, bytes)
+        Self::cheapest_fit(n, config, limits, first, bytes)
     }
 
     /// The plan of least modelled work ([`window_cost`]) whose `bytes` fit `limits`, over the window sizes
     /// (unless configured) and the chunks from `first` down to 2^16 by halves (only `first` when configured).
+    /// Every candidate names its chunk, so where the inputs live does not change the plans, only `bytes`.
     fn cheapest_fit(
         n: usize,
         config: &MsmConfig,
-        host_inputs: bool,
         limits: &DeviceLimits,
         first: usize,
         bytes: impl Fn(&MsmPlan) -> usize,
@@ -282,7 +287,7 @@ impl MsmPlan {
         for &chunk in &chunks {
             for &c in &windows {
                 let config = MsmConfig { window_bits: Some(c), chunk: Some(chunk), ..*config };
-                let plan = match Self::build(n, &config, host_inputs, limits) {
+                let plan = match Self::build(n, &config, false, limits) {
                     Ok(plan) => plan,
                     // Narrow windows with a large chunk: more entries than the kernels count.
                     Err(Error::MsmConfig(_)) => continue,
@@ -525,8 +530,7 @@ impl MsmPlan {
     /// Device memory of the staging for host `bases` and host `scalars`: a chunk of each, twice (double
     /// buffered) when the plan has more than one chunk.
     pub fn staging_bytes<C: Curve>(&self, bases: bool, scalars: bool) -> usize {
-        let per_point = if bases { size_of::<C::Affine>() } else { 0 } + if scalars { size_of::<Scalar>() } else { 0 };
-        self.staging_buffers() * self.chunk.min(self.n) * per_point
+        self.staging_buffers() * self.chunk.min(self.n) * staged_point_bytes::<C>(bases, scalars)
     }
 
     /// Staging buffers per host input: two (double buffered) where the plan has more than one chunk.
