@@ -75,6 +75,21 @@ impl HostSrs {
         self.with_queries(gpu, PartitionSrs::pinned(gpu, h).unwrap())
     }
 
+    /// H uploaded, every assignment's queries in pinned memory from `pool` (they stream in every job).
+    fn streamed_queries(&self, gpu: &Gpu, pool: &PinnedPool) -> PartitionSrs {
+        fn pinned<T: zkgpu::DeviceSafe + Copy>(pool: &PinnedPool, points: &[T]) -> PinnedBuffer<T> {
+            let mut p = pool.take::<T>(points.len()).unwrap();
+            p.copy_from_slice(points);
+            p
+        }
+        let mut srs = PartitionSrs::upload(gpu, &self.h).unwrap();
+        srs.add_assignment_pinned(self.g1.iter().map(|q| pinned(pool, q)).collect(), Vec::new()).unwrap();
+        if !self.g2.is_empty() {
+            srs.add_assignment_pinned(Vec::new(), self.g2.iter().map(|q| pinned(pool, q)).collect()).unwrap();
+        }
+        srs
+    }
+
     fn with_queries(&self, gpu: &Gpu, mut srs: PartitionSrs) -> PartitionSrs {
         let g1: Vec<&[G1Affine]> = self.g1.iter().map(Vec::as_slice).collect();
         srs.add_assignment_host(gpu, &g1, &[]).unwrap();
@@ -345,6 +360,7 @@ fn h_query_streams_within_a_budget() {
             budget: full,
             device_bytes: full,
             h_streamed: false,
+            streamed_assignments: 0,
             streamed_bytes_per_job: 0,
             slots: 2
         }
@@ -377,6 +393,92 @@ fn h_query_streams_within_a_budget() {
         assert_eq!(s.results, host.reference(d).0, "streamed H against the CPU");
     }
     assert!(streamed.device_bytes() < full, "a job grew the streamed engine");
+}
+
+/// Assignment queries in pinned memory stream window by window through every job (G1 and G2, windows of 64
+/// and 4096 positions and one window for the whole assignment): results equal the resident engine's and the
+/// CPU's, with garbage bits past the assignment's length in the last bitmap word, with windows holding no
+/// tail entry, and every window of every query uploaded once as an H2D phase. A tail that is not ascending
+/// fails its job with `IndexOutOfRange` (an entry outside the window it falls in), and the next job is right.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn assignment_queries_stream_from_pinned_memory() {
+    let _memory = shared_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("assignment_queries_stream_from_pinned_memory");
+    let n = 1 << 14;
+    let host = host_srs(&mut rng, n, true);
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    let mut resident = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let mut data: Vec<JobData> = (0..2).map(|_| job_data(&mut rng, n, &host.lens, true)).collect();
+    // Tail entries only in the assignment's last 100 positions (every other window has none), and garbage
+    // bits past its length in the last bitmap word (never read).
+    let mut sparse = job_data(&mut rng, n, &host.lens, true);
+    for d in &mut sparse.assignments {
+        let len = d.values.len();
+        for (i, v) in d.values.iter_mut().enumerate() {
+            if i < len - 100 && *v != Scalar::ZERO && *v != Scalar::ONE {
+                *v = Scalar::ONE;
+            }
+        }
+        d.tail.resize(len, Scalar::ZERO);
+        d.tail_index.resize(len, 0);
+        let k = zkgpu::pipeline::split_assignment(&d.values, &mut d.ones, &mut d.tail, &mut d.tail_index).unwrap();
+        d.tail.truncate(k);
+        d.tail_index.truncate(k);
+        assert!(k > 0 && d.tail_index[0] as usize >= len - 100);
+        if let (Some(last), true) = (d.ones.last_mut(), len % 32 != 0) {
+            *last |= !0u32 << (len % 32);
+        }
+    }
+    data.push(sparse);
+    for window in [64, 4096, 1 << 22] {
+        let config = PartitionConfig { query_window: window, ..Default::default() };
+        let mut engine = PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), config).unwrap();
+        let memory = engine.memory();
+        let query_bytes = host.lens[0] * 3 * size_of::<G1Affine>() + host.lens[1] * size_of::<G2Affine>();
+        assert_eq!((memory.streamed_assignments, memory.streamed_bytes_per_job), (2, query_bytes), "{memory:?}");
+        if window == 64 {
+            assert!(engine.device_bytes() < resident.device_bytes(), "{memory:?}");
+        }
+        for (j, d) in data.iter().enumerate() {
+            let pinned = pin(&pool, d).unwrap();
+            let (s, r) = (engine.start(pinned.job(None)).unwrap(), resident.start(pinned.job(None)).unwrap());
+            let (s, r) = (engine.finish(s).unwrap(), resident.finish(r).unwrap().results);
+            assert_eq!(s.results, r, "window {window}, job {j}: streamed queries against resident");
+            assert_eq!(s.results, host.reference(d).0, "window {window}, job {j}: streamed queries against the CPU");
+            let copies: Vec<_> = s
+                .report
+                .phases
+                .iter()
+                .filter(|p| p.name.starts_with("h2d.0.g1.") || p.name.starts_with("h2d.1.g2."))
+                .collect();
+            let windows = host.lens[0].div_ceil(window.min(host.lens[0].next_multiple_of(32)));
+            assert!(copies.len() >= 3 * windows && copies.iter().all(|p| p.kind == PhaseKind::H2d), "{copies:?}");
+            assert_eq!(copies.iter().map(|p| p.bytes).sum::<usize>(), query_bytes, "each window once");
+            for name in ["msm.stream.0.g1", "msm.stream.1.g2"] {
+                assert!(s.report.phases.iter().any(|p| p.name == name), "phase {name} missing");
+            }
+        }
+        // Reversed tails: with several windows an entry falls outside its window and the job fails.
+        if window < host.lens[0] {
+            let mut reversed = job_data(&mut rng, n, &host.lens, true);
+            for d in &mut reversed.assignments {
+                d.tail.reverse();
+                d.tail_index.reverse();
+            }
+            let pinned = pin(&pool, &reversed).unwrap();
+            let ticket = engine.start(pinned.job(None)).unwrap();
+            match engine.finish(ticket) {
+                Err(Error::IndexOutOfRange { .. }) => {}
+                other => panic!("window {window}: reversed tails gave {:?}", other.map(|o| o.results)),
+            }
+            let pinned = pin(&pool, &data[0]).unwrap();
+            let ticket = engine.start(pinned.job(None)).unwrap();
+            assert_eq!(engine.finish(ticket).unwrap().results, host.reference(&data[0]).0, "after a failed job");
+        }
+        println!("window {window}: {memory:?}");
+    }
 }
 
 /// A budget one byte short of the resident two-slot set, with H on the device (nothing to stream): the engine

@@ -321,23 +321,66 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             check_bitmap(b.len(), total)?;
         }
         self.reserve_tables(tables.len())?;
-        let sets = self.host_offsets.len() - 1;
         self.queued_tables = tables.len();
+        self.enqueue_into(tables, bitmap.map(|b| (b, 0)), 0)
+    }
+
+    /// Queues the sums of `points` (the point count given to [`BatchAdder::new`]) selected by the bitmap
+    /// words `bitmap[word_first..]` (enough for every point) into result `out`, reserved before
+    /// ([`BatchAdder::reserve_tables`]); [`BatchAdder::window_sums`] reads them. For an assignment streamed in
+    /// windows: one call per window and query, each into its own result.
+    pub(crate) fn enqueue_window(
+        &mut self,
+        points: &DeviceBuffer<C::Affine>,
+        bitmap: &DeviceBuffer<u32>,
+        word_first: usize,
+        out: usize,
+    ) -> Result<()> {
+        self.gpu.owns("batch_add points", points)?;
+        self.gpu.owns("batch_add bitmap", bitmap)?;
+        let total = self.host_offsets[self.host_offsets.len() - 1];
+        if points.len() < total {
+            return Err(Error::LengthMismatch { what: "batch_add points", expected: total, actual: points.len() });
+        }
+        check_bitmap(bitmap.len().saturating_sub(word_first), total)?;
+        if out >= self.outs.len() {
+            return Err(Error::LengthMismatch {
+                what: "batch_add results (reserved)",
+                expected: out + 1,
+                actual: self.outs.len(),
+            });
+        }
+        self.enqueue_into(&[points], Some((bitmap, word_first)), out)
+    }
+
+    /// The sums of each table into results `out..`, under the bitmap words from the given one (all checked).
+    fn enqueue_into(
+        &mut self,
+        tables: &[&DeviceBuffer<C::Affine>],
+        bitmap: Option<(&DeviceBuffer<u32>, usize)>,
+        out: usize,
+    ) -> Result<()> {
+        let sets = self.host_offsets.len() - 1;
         if sets == 0 {
             return Ok(());
         }
-        if self.method == Method::Affine && (bitmap.is_none() || self.affine_levels(true) > 0) {
-            if let Some(bitmap) = bitmap {
+        let total = self.host_offsets[sets];
+        let bits = match bitmap {
+            Some((b, word_first)) => Some(b.raw_range(word_first..word_first + total.div_ceil(32))?),
+            None => None,
+        };
+        if self.method == Method::Affine && (bits.is_none() || self.affine_levels(true) > 0) {
+            if let Some(bits) = &bits {
                 let (first, set_len) = (self.host_offsets[0], self.host_offsets[1] - self.host_offsets[0]);
-                self.compact(bitmap, first, set_len, self.affine_levels(true) as u32)?;
+                self.compact(bits, first, set_len, self.affine_levels(true) as u32)?;
             }
             for (k, points) in tables.iter().enumerate() {
-                self.enqueue_affine(points, bitmap.is_some(), k)?;
+                self.enqueue_affine(points, bits.is_some(), out + k)?;
             }
             return Ok(());
         }
         for (k, points) in tables.iter().enumerate() {
-            self.enqueue_xyzz(points, bitmap, k)?;
+            self.enqueue_xyzz(points, bits.as_ref(), out + k)?;
         }
         Ok(())
     }
@@ -346,7 +389,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     fn enqueue_xyzz(
         &mut self,
         points: &DeviceBuffer<C::Affine>,
-        bitmap: Option<&DeviceBuffer<u32>>,
+        bitmap: Option<&cudarc::driver::CudaView<'_, u8>>,
         table: usize,
     ) -> Result<()> {
         let stream = self.gpu.stream().clone();
@@ -359,7 +402,7 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         let accumulate = args::BatchAddAccumulate {
             points: read(points.raw()),
             set_offsets: read(self.offsets.raw()),
-            bitmap: read_or_null(bitmap.map(DeviceBuffer::raw)),
+            bitmap: read_or_null(bitmap),
             lane_sums: write(self.lane_sums.raw_mut()),
         };
         // SAFETY: batch_add_{C}_accumulate: grid (blocks_per_set, sets) of 32-thread blocks; offsets holds
@@ -481,23 +524,42 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
 
     /// Queues the compaction of the bits `first..first + len` of `bitmap` (`first` a multiple of 32) into
     /// the selection (allocated by the first call).
-    fn compact(&mut self, bitmap: &DeviceBuffer<u32>, first: usize, len: usize, levels: u32) -> Result<()> {
+    fn compact(
+        &mut self,
+        bitmap: &cudarc::driver::CudaView<'_, u8>,
+        first: usize,
+        len: usize,
+        levels: u32,
+    ) -> Result<()> {
         let sel = match self.selection.take() {
             Some(sel) => sel,
             None => Selection::new(self.gpu, len)?,
         };
-        let bits = bitmap.raw_range(first / 32..first / 32 + len.div_ceil(32))?;
+        let words = size_of::<u32>();
+        let bits = bitmap
+            .try_slice(first / 32 * words..(first / 32 + len.div_ceil(32)) * words)
+            .ok_or_else(|| Error::InvalidSets(format!("bitmap too short for bits {first}..{}", first + len)))?;
         self.selection.insert(sel).enqueue(self.gpu, &bits, len, levels)
+    }
+
+    /// Waits for the sums of results `0..count` ([`BatchAdder::enqueue_window`]), one per set, result after
+    /// result.
+    pub(crate) fn window_sums(&self, count: usize) -> Result<Vec<C::Projective>> {
+        let mut sums = Vec::new();
+        for out in self
+            .outs
+            .get(..count)
+            .ok_or_else(|| Error::InvalidSets(format!("{count} results, {} reserved", self.outs.len())))?
+        {
+            sums.extend(self.gpu.download(out)?);
+        }
+        Ok(sums)
     }
 
     /// Waits for the queued sums and returns them, one per set, table after table for
     /// [`BatchAdder::enqueue_tables`].
     pub fn sums(&self) -> Result<Vec<C::Projective>> {
-        let mut sums = Vec::new();
-        for out in &self.outs[..self.queued_tables] {
-            sums.extend(self.gpu.download(out)?);
-        }
-        Ok(sums)
+        self.window_sums(self.queued_tables)
     }
 }
 

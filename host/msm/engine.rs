@@ -32,6 +32,24 @@ pub(super) struct PointArgs<'a> {
     pub(super) limit: u32,
 }
 
+/// One chunk of an MSM: the scalars `scalars` of the input, naming bases at the positions `bases`. Dense
+/// scalars name the same range; sparse ones any position of the table (device bases: `0..n`) or of a window
+/// of host bases staged in `slot` (indices outside it are counted bad).
+#[derive(Clone, Debug)]
+pub(super) struct Chunk {
+    /// The staging buffers host inputs use (0 or 1).
+    pub(super) slot: usize,
+    pub(super) scalars: Range<usize>,
+    pub(super) bases: Range<usize>,
+}
+
+impl Chunk {
+    /// Chunk `[first, first + len)` of dense scalars (or of sparse ones over device bases of `n` points).
+    pub(super) fn dense(slot: usize, first: usize, len: usize) -> Self {
+        Chunk { slot, scalars: first..first + len, bases: first..first + len }
+    }
+}
+
 /// Kernel handles of one curve.
 pub(super) struct Kernels {
     pub(super) count: KernelFn<sig::MsmCount>,
@@ -295,6 +313,123 @@ impl<'g, C: Curve> Msm<'g, C> {
         bases.mark_read_by(self.gpu.copy_stream())
     }
 
+    /// Queues, for every table of `tables` (pinned host bases, all `rows` long), the MSM of sparse device
+    /// scalars (`scalars[j]` times base `indices[j]`, `j` below `ranges`' end), streaming the bases window by
+    /// window: window `k` (positions `k·window ..`, the last one shorter) is uploaded once per table into the
+    /// double-buffered staging (an H2D phase of `copies`), then `per_window(table, k, staged)` queues more work
+    /// that reads it (a pipeline's batch additions), then the window's chunk, the scalars `ranges[k]`. Those
+    /// must name positions inside window `k` (ascending indices split by position do); any other index is
+    /// counted bad and [`Msm::finish_tables`] returns `IndexOutOfRange`, having read only staged bases.
+    /// `ranges` are consecutive from 0, one per window; `window` is at most the plan's chunk. Returns once
+    /// everything is queued: the tables are marked as read on the copy stream.
+    pub(crate) fn enqueue_pinned_windows(
+        &mut self,
+        tables: &mut [&mut crate::pinned::PinnedBuffer<C::Affine>],
+        scalars: (&DeviceBuffer<Scalar>, &DeviceBuffer<u32>),
+        ranges: &[Range<usize>],
+        window: usize,
+        mut copies: CopyPhases<'_>,
+        mut per_window: impl FnMut(usize, usize, &DeviceBuffer<C::Affine>) -> Result<()>,
+    ) -> Result<()> {
+        if self.pending.is_some() {
+            return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
+        }
+        let rows = tables.first().map_or(0, |t| t.len());
+        let chunk = self.plan.chunk.min(self.plan.n);
+        if window == 0 || window > chunk || rows > self.plan.n {
+            return Err(Error::MsmConfig(format!(
+                "windows of {window} over {rows} bases with a plan of {} (chunks of {chunk})",
+                self.plan.n
+            )));
+        }
+        if let Some(t) = tables.iter().find(|t| t.len() != rows) {
+            return Err(Error::LengthMismatch {
+                what: "msm window tables (all the same length)",
+                expected: rows,
+                actual: t.len(),
+            });
+        }
+        let windows = rows.div_ceil(window);
+        if ranges.len() != windows {
+            return Err(Error::LengthMismatch {
+                what: "msm window ranges (one per window)",
+                expected: windows,
+                actual: ranges.len(),
+            });
+        }
+        let mut end = 0;
+        for r in ranges {
+            if r.start != end || r.end < r.start {
+                return Err(Error::MsmConfig(format!("window ranges must be consecutive from 0: {r:?} after {end}")));
+            }
+            end = r.end;
+        }
+        let (s, indices) = scalars;
+        self.gpu.owns("msm scalars", s)?;
+        self.gpu.owns("msm base indices", indices)?;
+        if s.len() < end || indices.len() < end {
+            return Err(Error::LengthMismatch {
+                what: "msm window scalars and indices",
+                expected: end,
+                actual: s.len().min(indices.len()),
+            });
+        }
+        self.reserve_tables(tables.len())?;
+        self.reserve_host_bases()?;
+        if self.staged_bases.iter().any(|b| b.len() < window) || (windows > 1 && self.staged_bases.len() < 2) {
+            return Err(Error::MsmConfig(format!("staging of {} bases for windows of {window}", chunk)));
+        }
+        let span = tracing::info_span!("zkgpu.msm.enqueue_windows", curve = C::NAME, rows, window, len = end);
+        let _entered = span.enter();
+        self.pending = Some(if end == 0 {
+            Queued::Empty { tables: tables.len() }
+        } else {
+            Queued::Run { index_limit: Some(rows), tables: tables.len() }
+        });
+        let scalars = Scalars::DeviceIndexed { scalars: s, indices, len: end };
+        let queued = (|| {
+            let stream = self.gpu.stream().clone();
+            stream.memset_zeros(self.bad_indices.raw_mut())?;
+            let mut k_all = 0;
+            for (t, table) in tables.iter().enumerate() {
+                let bases = Bases::Host(&table[..]);
+                let mut first_chunk = true;
+                for (k, range) in ranges.iter().enumerate() {
+                    let slot = k_all % self.staged_bases.len();
+                    k_all += 1;
+                    let window_bases = k * window..((k + 1) * window).min(rows);
+                    let whole = Chunk { slot, scalars: range.clone(), bases: window_bases.clone() };
+                    self.stage(&whole, &bases, &scalars, Some(&mut copies))?;
+                    per_window(t, k, &self.staged_bases[slot])?;
+                    // More entries than the plan's chunk only when the indices are not ascending: then some
+                    // are outside the window and counted bad, but each part still sorts within its scratch.
+                    let mut first = range.start;
+                    while first < range.end {
+                        let last = (first + chunk).min(range.end);
+                        let part = Chunk { slot, scalars: first..last, bases: window_bases.clone() };
+                        self.enqueue_chunk(&part, &bases, &scalars, first_chunk)?;
+                        first_chunk = false;
+                        first = last;
+                    }
+                    self.staging_read[slot] = Some(stream.record_event(None)?);
+                }
+                if end > 0 {
+                    self.enqueue_finish(t)?;
+                }
+            }
+            Ok(())
+        })();
+        if queued.is_err() {
+            self.pending = None;
+            let _ = self.gpu.synchronize();
+            return queued;
+        }
+        for table in tables.iter_mut() {
+            table.mark_read_by(self.gpu.copy_stream())?;
+        }
+        Ok(())
+    }
+
     /// [`Msm::enqueue_on`]; `wait_for_copies`: return only after the copies of host inputs are done;
     /// `copies`: where the chunk copies are recorded as phases.
     fn enqueue_inner(
@@ -393,8 +528,9 @@ impl<'g, C: Curve> Msm<'g, C> {
             return Ok(vec![(vec![0; b + 1], Vec::new()); q]);
         }
         self.prepare_staging(&bases, &scalars)?;
+        let chunk = Chunk::dense(0, 0, len);
         let queued =
-            self.stage(0, &bases, &scalars, 0, len, None).and_then(|()| self.enqueue_sort(0, &bases, &scalars, 0, len));
+            self.stage(&chunk, &bases, &scalars, None).and_then(|()| self.enqueue_sort(&chunk, &bases, &scalars));
         if let Err(e) = queued {
             let _ = self.gpu.synchronize();
             return Err(e);
@@ -480,20 +616,22 @@ impl<'g, C: Curve> Msm<'g, C> {
         let staged = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
         if one_chunk {
             stream.memset_zeros(self.bad_indices.raw_mut())?;
-            self.stage(0, &bases[0], scalars, 0, n, copies.as_mut())?;
-            self.enqueue_sort(0, &bases[0], scalars, 0, n)?;
+            let chunk = Chunk::dense(0, 0, n);
+            self.stage(&chunk, &bases[0], scalars, copies.as_mut())?;
+            self.enqueue_sort(&chunk, &bases[0], scalars)?;
         }
         for (table, b) in bases.iter().enumerate() {
             if one_chunk {
-                self.enqueue_buckets(0, b, n, true)?;
+                self.enqueue_buckets(&Chunk::dense(0, 0, n), b, true)?;
             } else {
                 // Each table's pass counts the same out-of-range indices again: keep one pass's count.
                 stream.memset_zeros(self.bad_indices.raw_mut())?;
                 let (mut first, mut k) = (0, 0);
                 while first < n {
                     let len = chunk.min(n - first);
-                    self.stage(k % 2, b, scalars, first, len, copies.as_mut())?;
-                    self.enqueue_chunk(k % 2, b, scalars, first, len, k == 0)?;
+                    let chunk = Chunk::dense(k % 2, first, len);
+                    self.stage(&chunk, b, scalars, copies.as_mut())?;
+                    self.enqueue_chunk(&chunk, b, scalars, k == 0)?;
                     if staged {
                         self.staging_read[k % 2] = Some(stream.record_event(None)?);
                     }
@@ -523,17 +661,15 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
-    /// Queues the upload of chunk `[first, first + len)` of the host inputs into staging slot `slot`, on the
+    /// Queues the upload of `chunk`'s host inputs (its scalars, its bases) into its staging slot, on the
     /// copy stream, after the kernels that read the slot two chunks ago (`staging_read`; cudarc's buffer
     /// events order it the same way, and the kernels of this chunk after it), as a phase of `copies`.
     /// Device inputs need nothing.
     pub(super) fn stage(
         &mut self,
-        slot: usize,
+        chunk: &Chunk,
         bases: &Bases<'_, C>,
         scalars: &Scalars<'_>,
-        first: usize,
-        len: usize,
         copies: Option<&mut CopyPhases<'_>>,
     ) -> Result<()> {
         let (host_bases, host_scalars) = (matches!(bases, Bases::Host(_)), matches!(scalars, Scalars::Host(_)));
@@ -541,24 +677,28 @@ impl<'g, C: Curve> Msm<'g, C> {
             return Ok(());
         }
         let copy = self.gpu.copy_stream().clone();
-        let span = tracing::debug_span!("zkgpu.msm.h2d", first, len);
+        let span = tracing::debug_span!("zkgpu.msm.h2d", first = chunk.bases.start, len = chunk.bases.len());
         let _entered = span.enter();
+        let slot = chunk.slot;
         if let Some(read) = &self.staging_read[slot] {
             copy.wait(read)?;
         }
-        let bytes = staged_point_bytes::<C>(host_bases, host_scalars) * len;
+        let bytes = staged_point_bytes::<C>(false, host_scalars) * chunk.scalars.len()
+            + staged_point_bytes::<C>(host_bases, false) * chunk.bases.len();
         let phase = match copies {
             Some(c) => Some((c.recorder.begin(format!("{}.{}", c.prefix, c.count), PhaseKind::H2d, bytes, &copy)?, c)),
             None => None,
         };
         // Scalars first: the chunk's count and sort read only them, and run while its bases upload.
         if let Scalars::Host(s) = scalars {
-            let dst = &mut self.staged_scalars[slot];
-            copy.memcpy_htod(as_bytes(&s[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+            let (dst, range) = (&mut self.staged_scalars[slot], chunk.scalars.clone());
+            let len = range.len();
+            copy.memcpy_htod(as_bytes(&s[range]), &mut dst.raw_range_mut(0..len)?)?;
         }
         if let Bases::Host(b) = bases {
-            let dst = &mut self.staged_bases[slot];
-            copy.memcpy_htod(as_bytes(&b[first..first + len]), &mut dst.raw_range_mut(0..len)?)?;
+            let (dst, range) = (&mut self.staged_bases[slot], chunk.bases.clone());
+            let len = range.len();
+            copy.memcpy_htod(as_bytes(&b[range]), &mut dst.raw_range_mut(0..len)?)?;
         }
         if let Some((id, c)) = phase {
             c.recorder.end(id, &copy)?;
@@ -571,42 +711,36 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// `first_chunk`: the fixup stores the buckets instead of adding to them (they are not zeroed).
     pub(super) fn enqueue_chunk(
         &mut self,
-        slot: usize,
+        chunk: &Chunk,
         bases: &Bases<'_, C>,
         scalars: &Scalars<'_>,
-        first: usize,
-        len: usize,
         first_chunk: bool,
     ) -> Result<()> {
-        self.enqueue_sort(slot, bases, scalars, first, len)?;
-        self.enqueue_buckets(slot, bases, len, first_chunk)
+        self.enqueue_sort(chunk, bases, scalars)?;
+        self.enqueue_buckets(chunk, bases, first_chunk)
     }
 
     /// Queues the count and the sort of one chunk: `sorted` and `offsets` for every virtual window.
-    pub(super) fn enqueue_sort(
-        &mut self,
-        slot: usize,
-        bases: &Bases<'_, C>,
-        scalars: &Scalars<'_>,
-        first: usize,
-        len: usize,
-    ) -> Result<()> {
+    pub(super) fn enqueue_sort(&mut self, chunk: &Chunk, bases: &Bases<'_, C>, scalars: &Scalars<'_>) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
         let (c, windows, q) = (plan.window_bits, plan.windows, plan.virtual_windows);
+        let len = chunk.scalars.len();
         let len32 = len as u32;
-        // Point indices: device bases index the whole table (stride n, chunk offset first, or the sparse
-        // scalars' indices); staged host bases index the chunk (no copies).
+        // Point indices (`BaseNaming`): device bases index the whole table (stride n; the chunk's first
+        // scalar names base `chunk.bases.start`, sparse scalars name their indices); staged host bases index
+        // the staged chunk (no copies; sparse scalars' indices less the window's first position).
+        let indexed = matches!(scalars, Scalars::DeviceIndexed { .. });
         let (stride, first32) = match bases {
-            Bases::Device(b) => (b.n as u32, first as u32),
-            Bases::Host(_) => (len32, 0),
+            Bases::Device(b) => (b.n as u32, if indexed { 0 } else { chunk.bases.start as u32 }),
+            Bases::Host(_) => (chunk.bases.len() as u32, if indexed { chunk.bases.start as u32 } else { 0 }),
         };
         let scalar_view = match scalars {
-            Scalars::Device(s) | Scalars::DeviceIndexed { scalars: s, .. } => s.raw_range(first..first + len)?,
-            Scalars::Host(_) => self.staged_scalars[slot].raw_range(0..len)?,
+            Scalars::Device(s) | Scalars::DeviceIndexed { scalars: s, .. } => s.raw_range(chunk.scalars.clone())?,
+            Scalars::Host(_) => self.staged_scalars[chunk.slot].raw_range(0..len)?,
         };
         let index_view = match scalars {
-            Scalars::DeviceIndexed { indices, .. } => Some(indices.raw_range(first..first + len)?),
+            Scalars::DeviceIndexed { indices, .. } => Some(indices.raw_range(chunk.scalars.clone())?),
             _ => None,
         };
         // Base indices must be below the row length (sparse scalars are checked against it); null: no indices.
@@ -623,6 +757,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             c,
             windows,
             q,
+            first: first32,
             limit,
             counts: if counting { write(self.counting.counts.raw_mut()) } else { Ptr::Null },
             digits: write(self.digits.raw_mut()),
@@ -640,13 +775,7 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Queues accumulate, fold and fixup for one sorted chunk. `first_chunk`: the fixup stores the buckets
     /// instead of adding to them (they are not zeroed).
-    pub(super) fn enqueue_buckets(
-        &mut self,
-        slot: usize,
-        bases: &Bases<'_, C>,
-        len: usize,
-        first_chunk: bool,
-    ) -> Result<()> {
+    pub(super) fn enqueue_buckets(&mut self, chunk: &Chunk, bases: &Bases<'_, C>, first_chunk: bool) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
         let q = plan.virtual_windows;
@@ -654,7 +783,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         let per_window = plan.per_window() as u32;
         let base_view = match bases {
             Bases::Device(b) => b.table.raw_range(0..b.table.len())?,
-            Bases::Host(_) => self.staged_bases[slot].raw_range(0..len)?,
+            Bases::Host(_) => self.staged_bases[chunk.slot].raw_range(0..chunk.bases.len())?,
         };
         let block = point_block::<C>();
         let segs = plan.per_window().div_ceil(plan.seg as usize);

@@ -44,6 +44,8 @@
 /// The CPU reference (tests compare the GPU against it).
 pub mod cpu;
 
+use std::ops::Range;
+
 use blstrs::Scalar;
 use cudarc::driver::{CudaEvent, LaunchConfig};
 use zkgpu_kernels::interface::{self, sig};

@@ -10,28 +10,58 @@ pub(super) struct Slot {
     pub(super) tails: Vec<DeviceBuffer<Scalar>>,
     pub(super) tail_index: Vec<DeviceBuffer<u32>>,
     pub(super) tail_len: Vec<usize>,
+    /// Per assignment the ones bitmap, as many words as [`SlotLayout::ones_words`] says: a streamed
+    /// assignment's is zero-padded to whole windows, and the bits past the assignment's length are cleared.
     pub(super) ones: Vec<DeviceBuffer<u32>>,
+    /// Per streamed assignment, the tail entries of each window (empty for the others).
+    pub(super) tail_windows: Vec<Vec<Range<usize>>>,
+    /// Per assignment its last bitmap word, masked to the assignment's length, to upload from.
+    last_ones: PinnedBuffer<u32>,
+}
+
+/// What a slot holds beyond the job's shape: per assignment, the positions per window when its queries
+/// stream (`None`: resident).
+#[derive(Clone, Debug)]
+pub(super) struct SlotLayout {
+    pub(super) shape: PartitionShape,
+    pub(super) windows: Vec<Option<usize>>,
+}
+
+impl SlotLayout {
+    /// Bitmap words of assignment `i`'s slot buffer: its length's, or whole windows' when it streams (a
+    /// window's batch addition reads a window of bits).
+    pub(super) fn ones_words(&self, i: usize) -> usize {
+        let len = self.shape.assignments[i];
+        match self.windows[i] {
+            Some(w) => len.div_ceil(w) * (w / 32),
+            None => len.div_ceil(32),
+        }
+    }
 }
 
 impl Slot {
-    /// Device memory of a slot for `shape`: what [`Slot::new`] allocates (keep the two together), known
+    /// Device memory of a slot with `layout`: what [`Slot::new`] allocates (keep the two together), known
     /// before allocating.
-    pub(super) fn bytes(shape: &PartitionShape) -> usize {
-        let per_assignment =
-            |m: usize| m * (size_of::<Scalar>() + size_of::<u32>()) + m.div_ceil(32) * size_of::<u32>();
-        3 * shape.n * size_of::<Scalar>() + shape.assignments.iter().map(|&m| per_assignment(m)).sum::<usize>()
+    pub(super) fn bytes(layout: &SlotLayout) -> usize {
+        let shape = &layout.shape;
+        let per_assignment = |i: usize| {
+            shape.assignments[i] * (size_of::<Scalar>() + size_of::<u32>()) + layout.ones_words(i) * size_of::<u32>()
+        };
+        3 * shape.n * size_of::<Scalar>() + (0..shape.assignments.len()).map(per_assignment).sum::<usize>()
     }
 
-    pub(super) fn new(gpu: &Gpu, shape: &PartitionShape) -> Result<Slot> {
-        let n = shape.n;
+    pub(super) fn new(gpu: &Gpu, layout: &SlotLayout) -> Result<Slot> {
+        let (n, lens) = (layout.shape.n, &layout.shape.assignments);
         Ok(Slot {
             a: gpu.alloc_zeroed(n)?,
             b: gpu.alloc_zeroed(n)?,
             c: gpu.alloc_zeroed(n)?,
-            tails: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
-            tail_index: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
-            tail_len: vec![0; shape.assignments.len()],
-            ones: shape.assignments.iter().map(|&m| gpu.alloc_zeroed(m.div_ceil(32))).collect::<Result<_>>()?,
+            tails: lens.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_index: lens.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_len: vec![0; lens.len()],
+            ones: (0..lens.len()).map(|i| gpu.alloc_zeroed(layout.ones_words(i))).collect::<Result<_>>()?,
+            tail_windows: vec![Vec::new(); lens.len()],
+            last_ones: gpu.alloc_pinned(lens.len(), crate::pinned::PinnedMode::WriteCombined)?,
         })
     }
 
@@ -41,27 +71,49 @@ impl Slot {
     }
 }
 
-/// The batch adder and the tail MSM of one assignment's queries on one curve: the queries share the
+/// The batch adder and the tail MSM of one assignment's queries on one curve. Resident queries share the
 /// assignment's scalars, so the adder compacts the `ones` bitmap once and the MSM sorts the tail once
-/// ([`BatchAdder::enqueue_tables`], [`Msm::enqueue_tables`]); only the additions run per query.
+/// ([`BatchAdder::enqueue_tables`], [`Msm::enqueue_tables`]); only the additions run per query. Streamed
+/// queries (`window`) run window by window: each window of a query's bases is uploaded once and serves its
+/// batch addition (into its own result, summed at collection) and its chunk of the tail MSM
+/// ([`Msm::enqueue_pinned_windows`]).
 pub(super) struct QueryGroup<'g, C: Curve> {
     pub(super) adder: BatchAdder<'g, C>,
     pub(super) msm: Msm<'g, C>,
+    queries: usize,
+    /// Positions per window of streamed queries, and the assignment's windows; `None`: resident.
+    window: Option<(usize, usize)>,
 }
 
 impl<'g, C: Curve> QueryGroup<'g, C> {
-    /// `None` for an assignment without queries on this curve.
-    pub(super) fn new(gpu: &'g Gpu, queries: usize, len: usize, config: &PartitionConfig) -> Result<Option<Self>> {
+    /// `None` for an assignment without queries on this curve. `window`: its queries stream in windows of
+    /// that many positions.
+    pub(super) fn new(
+        gpu: &'g Gpu,
+        queries: usize,
+        len: usize,
+        window: Option<usize>,
+        config: &PartitionConfig,
+    ) -> Result<Option<Self>> {
         if queries == 0 {
             return Ok(None);
         }
-        let plan = tail_plan(len, config)?;
-        let mut group =
-            QueryGroup { adder: BatchAdder::new(gpu, len, &[0, len], config.batch_add)?, msm: Msm::new(gpu, plan)? };
-        // Every query's result buffers and the bitmap compaction now: jobs allocate nothing.
-        group.adder.reserve_tables(queries)?;
+        let plan = windowed_tail_plan(len, config, window)?;
+        let points = window.unwrap_or(len);
+        let windows = len.div_ceil(points);
+        let mut group = QueryGroup {
+            adder: BatchAdder::new(gpu, points, &[0, points], config.batch_add)?,
+            msm: Msm::new(gpu, plan)?,
+            queries,
+            window: window.map(|w| (w, windows)),
+        };
+        // Every result buffer, the bitmap compaction and the staging now: jobs allocate nothing.
+        group.adder.reserve_tables(queries * windows)?;
         group.adder.reserve_selection()?;
         group.msm.reserve_tables(queries)?;
+        if window.is_some() {
+            group.msm.reserve_host_bases()?;
+        }
         Ok(Some(group))
     }
 
@@ -70,35 +122,65 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         self.adder.device_bytes() + self.msm.device_bytes()
     }
 
-    /// Queues the batch additions and the tail MSMs of every query (two phases).
+    /// Queues the batch additions and the tail MSMs of every query of assignment `i` in `slot`: resident,
+    /// two phases (`batch_add.{name}`, `msm.tail.{name}`); streamed, one (`msm.stream.{name}`) with a copy
+    /// phase per window and query (`h2d.{name}.{k}`).
     pub(super) fn enqueue(
         &mut self,
-        bases: &[MsmBases<C>],
-        tail: Scalars<'_>,
-        slot_ones: &DeviceBuffer<u32>,
+        bases: &mut Queries<C>,
+        slot: &Slot,
+        i: usize,
         rec: &mut PhaseRecorder,
         stream: &std::sync::Arc<CudaStream>,
         name: &str,
     ) -> Result<()> {
-        let (adder, msm) = (&mut self.adder, &mut self.msm);
-        let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
-        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| {
-            adder.enqueue_tables(&points, Some(slot_ones))
-        })?;
-        let tables: Vec<&MsmBases<C>> = bases.iter().collect();
-        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| msm.enqueue_tables(&tables, tail))
+        let (adder, msm, ones) = (&mut self.adder, &mut self.msm, &slot.ones[i]);
+        match (bases, self.window) {
+            (Queries::Device(bases), None) => {
+                let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
+                rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| {
+                    adder.enqueue_tables(&points, Some(ones))
+                })?;
+                let tables: Vec<&MsmBases<C>> = bases.iter().collect();
+                rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| {
+                    msm.enqueue_tables(&tables, slot.tail(i))
+                })
+            }
+            (Queries::Pinned(bases), Some((window, windows))) => {
+                let mut tables: Vec<&mut PinnedBuffer<C::Affine>> = bases.iter_mut().collect();
+                let tail = (&slot.tails[i], &slot.tail_index[i]);
+                let prefix = format!("h2d.{name}");
+                let phase = rec.begin(format!("msm.stream.{name}"), PhaseKind::Kernel, 0, stream)?;
+                let queued = msm.enqueue_pinned_windows(
+                    &mut tables,
+                    tail,
+                    &slot.tail_windows[i],
+                    window,
+                    CopyPhases::new(rec, &prefix),
+                    |table, k, staged| adder.enqueue_window(staged, ones, k * (window / 32), table * windows + k),
+                );
+                rec.end(phase, stream)?;
+                queued
+            }
+            _ => Err(Error::Pipeline(format!("assignment {i}'s queries are not placed as its engines expect"))),
+        }
     }
 
     /// Waits and returns batch sum + tail MSM per query, normalized. Always calls the MSM's finish (so the
     /// engine is free afterwards, whatever failed).
     pub(super) fn collect(&mut self) -> Result<Vec<C::Projective>> {
-        let ones = self.adder.sums();
+        let windows = self.window.map_or(1, |(_, windows)| windows);
+        let ones = self.adder.window_sums(self.queries * windows);
         let tails = self.msm.finish_tables();
         let (ones, tails) = (ones?, tails?);
-        if ones.len() != tails.len() {
+        if ones.len() != tails.len() * windows {
             return Err(Error::Pipeline(format!("{} batch sums for {} tail MSMs", ones.len(), tails.len())));
         }
-        Ok(ones.iter().zip(&tails).map(|(o, t)| C::normalize(&C::add_projective(o, t))).collect())
+        Ok(ones
+            .chunks(windows)
+            .zip(&tails)
+            .map(|(o, t)| C::normalize(&o.iter().fold(*t, |sum, w| C::add_projective(&sum, w))))
+            .collect())
     }
 }
 
@@ -120,6 +202,9 @@ pub struct EngineMemory {
     pub device_bytes: usize,
     /// The H query streams from pinned host memory in every job (it did not fit the budget).
     pub h_streamed: bool,
+    /// Assignments whose queries stream from pinned host memory in every job
+    /// ([`PartitionSrs::add_assignment_pinned`]).
+    pub streamed_assignments: usize,
     /// Bytes of bases copied host-to-device in every job (the streamed queries).
     pub streamed_bytes_per_job: usize,
     /// Input slots it holds: [`PartitionConfig::slots`], or fewer where the budget has no room for them.
@@ -192,14 +277,56 @@ fn place_h(input: &PlacementInput<'_>, room: usize) -> Result<std::result::Resul
 /// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
 /// about `tail_fraction · len` of them.
 pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
-    let plan = MsmPlan::new(len, &config.tail_msm, false)?;
-    if config.tail_msm.window_bits.is_some() {
+    windowed_tail_plan(len, config, None)
+}
+
+/// [`tail_plan`]; streamed queries (`window`: positions per window) take one chunk per window and no
+/// precomputed copies.
+fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize>) -> Result<MsmPlan> {
+    let tail = match window {
+        Some(w) => MsmConfig { chunk: Some(w), precompute: 0, ..config.tail_msm },
+        None => config.tail_msm,
+    };
+    let plan = MsmPlan::new(len, &tail, false)?;
+    if tail.window_bits.is_some() {
         return Ok(plan);
     }
     let nonzero = ((len as f64 * config.tail_fraction.clamp(0.0, 1.0)) as usize).max(1);
-    let chunks = nonzero.div_ceil(plan.chunk).max(1);
-    let c = choose_window_bits(nonzero, config.tail_msm.precompute.max(1), chunks);
-    MsmPlan::new(len, &MsmConfig { window_bits: Some(c), ..config.tail_msm }, false)
+    let chunks = match window {
+        Some(w) => len.div_ceil(w),
+        None => nonzero.div_ceil(plan.chunk).max(1),
+    };
+    let c = choose_window_bits(nonzero, tail.precompute.max(1), chunks);
+    MsmPlan::new(len, &MsmConfig { window_bits: Some(c), ..tail }, false)
+}
+
+/// Positions per window of a streamed assignment of `len`: [`PartitionConfig::query_window`], or the length
+/// rounded up to whole bitmap words when shorter. `Err(Pipeline)` unless the configured window is a positive
+/// multiple of 32.
+pub(super) fn query_window(len: usize, config: &PartitionConfig) -> Result<usize> {
+    let w = config.query_window;
+    if w == 0 || w % 32 != 0 {
+        return Err(Error::Pipeline(format!("PartitionConfig::query_window {w}: a positive multiple of 32")));
+    }
+    Ok(w.min(len.next_multiple_of(32)))
+}
+
+/// The tail entries of each of `windows` windows of `window` positions, for ascending `tail_index`: consecutive
+/// ranges from 0 covering every entry (a few binary searches, cheap even in write-combined memory). Entries
+/// that are not ascending land in some window whose positions they are outside, where the GPU counts them bad.
+pub fn window_ranges(tail_index: &[u32], window: usize, windows: usize) -> Vec<Range<usize>> {
+    let mut ranges = Vec::with_capacity(windows);
+    let mut start = 0;
+    for k in 1..=windows {
+        let end = if k == windows {
+            tail_index.len()
+        } else {
+            start + tail_index[start..].partition_point(|&p| (p as usize) < k * window)
+        };
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
 }
 
 /// Where a job is.
@@ -234,6 +361,8 @@ pub struct PartitionEngine<'g> {
     pub(super) h_msm: Msm<'g, G1>,
     pub(super) queries: Vec<AssignmentEngines<'g>>,
     pub(super) slots: Vec<Slot>,
+    /// What every slot holds.
+    pub(super) layout: SlotLayout,
     pub(super) next_slot: usize,
     pub(super) jobs: VecDeque<JobState>,
     /// The job whose MSM stage is queued on the engines.
@@ -271,10 +400,16 @@ impl<'g> PartitionEngine<'g> {
         let log_n = srs.n.trailing_zeros();
         let over =
             |needed: usize| Error::DeviceBudget { budget, needed, what: format!("a 2^{log_n} partition engine") };
-        let shape = srs.shape();
+        let windows = srs
+            .assignments
+            .iter()
+            .map(|a| a.streamed().then(|| query_window(a.len, &config)).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        let layout = SlotLayout { shape: srs.shape(), windows };
         // What is certain before allocating anything (the SRS and one slot): a budget below it is refused
         // without touching the device.
-        let floor = srs.device_bytes() + Slot::bytes(&shape);
+        let slot_bytes = Slot::bytes(&layout);
+        let floor = srs.device_bytes() + slot_bytes;
         if floor > budget {
             return Err(over(floor));
         }
@@ -282,17 +417,17 @@ impl<'g> PartitionEngine<'g> {
         let queries = srs
             .assignments
             .iter()
-            .map(|a| {
+            .zip(&layout.windows)
+            .map(|(a, &window)| {
                 Ok((
-                    QueryGroup::new(gpu, a.g1.len(), a.len, &config)?,
-                    QueryGroup::new(gpu, a.g2.len(), a.len, &config)?,
+                    QueryGroup::new(gpu, a.g1.len(), a.len, window, &config)?,
+                    QueryGroup::new(gpu, a.g2.len(), a.len, window, &config)?,
                 ))
             })
             .collect::<Result<Vec<_>>>()?;
         // One slot first: the NTT tables are built on it (so that jobs allocate nothing) and its size is known.
-        let mut first = Slot::new(gpu, &shape)?;
+        let mut first = Slot::new(gpu, &layout)?;
         ntt.groth16_h(&mut first.a, &mut first.b, &mut first.c)?;
-        let slot_bytes = Slot::bytes(&shape);
         let mut slots = vec![first];
         let one_slot =
             srs.device_bytes() + ntt.device_bytes() + slot_bytes + queries.iter().map(groups_bytes).sum::<usize>();
@@ -312,7 +447,7 @@ impl<'g> PartitionEngine<'g> {
         };
         let (count, h) = place(&input)?.map_err(over)?;
         for _ in 1..count {
-            slots.push(Slot::new(gpu, &shape)?);
+            slots.push(Slot::new(gpu, &layout)?);
         }
         let stream_h = matches!(h, HPlacement::Streamed(_));
         let h_msm = match h {
@@ -340,6 +475,7 @@ impl<'g> PartitionEngine<'g> {
             h_msm,
             queries,
             slots,
+            layout,
             next_slot: 0,
             jobs: VecDeque::new(),
             msm_owner: None,
@@ -359,11 +495,14 @@ impl<'g> PartitionEngine<'g> {
     /// Where the working set is: the budget, the device memory held, and what streams from host memory.
     pub fn memory(&self) -> EngineMemory {
         let h_streamed = matches!(self.srs.h, HQuery::Pinned(_));
+        let h_bytes = if h_streamed { self.srs.n * size_of::<G1Affine>() } else { 0 };
         EngineMemory {
             budget: self.budget,
             device_bytes: self.device_bytes(),
             h_streamed,
-            streamed_bytes_per_job: if h_streamed { self.srs.n * size_of::<G1Affine>() } else { 0 },
+            streamed_assignments: self.srs.assignments.iter().filter(|a| a.streamed()).count(),
+            streamed_bytes_per_job: h_bytes
+                + self.srs.assignments.iter().map(AssignmentBases::streamed_bytes).sum::<usize>(),
             slots: self.slots.len(),
         }
     }
@@ -404,7 +543,7 @@ impl<'g> PartitionEngine<'g> {
     pub fn device_bytes(&self) -> usize {
         self.srs.device_bytes()
             + self.ntt.device_bytes()
-            + self.slots.len() * Slot::bytes(&self.srs.shape())
+            + self.slots.len() * Slot::bytes(&self.layout)
             + self.h_msm.device_bytes()
             + self.queries.iter().map(groups_bytes).sum::<usize>()
     }
@@ -490,8 +629,11 @@ impl<'g> PartitionEngine<'g> {
             upload(rec, transfer, &format!("h2d.tail{i}"), input.tail, &mut s.tails[i])?;
             upload(rec, transfer, &format!("h2d.tail_index{i}"), input.tail_index, &mut s.tail_index[i])?;
             s.tail_len[i] = input.tail.len();
-            let words = s.ones[i].len();
-            upload(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..words], &mut s.ones[i])?;
+            let len = self.layout.shape.assignments[i];
+            upload_ones(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..len.div_ceil(32)], len, s, i)?;
+            if let Some(w) = self.layout.windows[i] {
+                s.tail_windows[i] = window_ranges(input.tail_index, w, len.div_ceil(w));
+            }
         }
         let inputs = transfer.record_event(None)?;
         // Ntt::groth16_h in its parts, one phase each. The compute stream waits for a vector's upload before
@@ -559,12 +701,12 @@ impl<'g> PartitionEngine<'g> {
         compute.wait(inputs)?;
         let s = &self.slots[slot];
         let (h_msm, srs) = (&mut self.h_msm, &mut self.srs);
-        for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&srs.assignments).enumerate() {
+        for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&mut srs.assignments).enumerate() {
             if let Some(group) = g1 {
-                group.enqueue(&bases.g1, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g1"))?;
+                group.enqueue(&mut bases.g1, s, i, rec, &compute, &format!("{i}.g1"))?;
             }
             if let Some(group) = g2 {
-                group.enqueue(&bases.g2, s.tail(i), &s.ones[i], rec, &compute, &format!("{i}.g2"))?;
+                group.enqueue(&mut bases.g2, s, i, rec, &compute, &format!("{i}.g2"))?;
             }
         }
         let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, &compute)?;
@@ -688,7 +830,34 @@ impl<'g> PartitionEngine<'g> {
     }
 }
 
-/// Queues one upload as a phase.
+/// Copies an assignment's bitmap words `ones` (of `len` bits) into slot `s`'s buffer of assignment `i` on
+/// `stream`, as phase `name`, the bits past `len` cleared (a streamed assignment's windows read them): all
+/// words but the last from the caller's memory, the last masked through the slot's pinned word.
+fn upload_ones(
+    rec: &mut PhaseRecorder,
+    stream: &std::sync::Arc<CudaStream>,
+    name: &str,
+    ones: &[u32],
+    len: usize,
+    s: &mut Slot,
+    i: usize,
+) -> Result<()> {
+    let Some((&last, full)) = ones.split_last() else {
+        return Ok(());
+    };
+    let mask = if len % 32 == 0 { u32::MAX } else { (1u32 << (len % 32)) - 1 };
+    s.last_ones[i] = last & mask;
+    let (dst, last_ones) = (&mut s.ones[i], &mut s.last_ones);
+    rec.phase(name, PhaseKind::H2d, size_of_val(ones), stream, |st| {
+        if !full.is_empty() {
+            st.memcpy_htod(as_bytes(full), &mut dst.raw_range_mut(0..full.len())?)?;
+        }
+        st.memcpy_htod(as_bytes(&last_ones[i..i + 1]), &mut dst.raw_range_mut(full.len()..full.len() + 1)?)?;
+        Ok(())
+    })?;
+    last_ones.mark_read_by(stream)
+}
+
 /// Copies `src` into the first `src.len()` elements of `dst` on `stream`, as phase `name`.
 pub(super) fn upload<T: DeviceSafe>(
     rec: &mut PhaseRecorder,

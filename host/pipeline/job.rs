@@ -47,7 +47,16 @@ pub struct PartitionConfig {
     /// uploads then wait for the previous job's compute); below the smallest working set [`PartitionEngine::new`] is
     /// `Err(DeviceBudget)`, stating it. Jobs allocate nothing, so a job never exceeds it.
     pub max_device_bytes: Option<usize>,
+    /// Positions per window of an assignment whose queries stream from pinned host memory
+    /// ([`PartitionSrs::add_assignment_pinned`]; a positive multiple of 32): each window of every such query
+    /// is uploaded once per job, double-buffered against the previous window's batch addition and tail MSM
+    /// chunk. Larger windows take fewer launches and more device memory (two windows of staged points, and
+    /// batch-addition and MSM scratch for one).
+    pub query_window: usize,
 }
+
+/// Default [`PartitionConfig::query_window`].
+pub const QUERY_WINDOW: usize = 1 << 22;
 
 impl Default for PartitionConfig {
     fn default() -> Self {
@@ -60,6 +69,7 @@ impl Default for PartitionConfig {
             batch_add: Method::Affine,
             max_in_flight: 64,
             max_device_bytes: None,
+            query_window: QUERY_WINDOW,
         }
     }
 }

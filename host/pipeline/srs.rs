@@ -6,11 +6,69 @@ pub(super) fn query_points<C: Curve>(bases: &MsmBases<C>) -> Result<&DeviceBuffe
     bases.points().ok_or_else(|| Error::Pipeline("query bases are a precomputed table".into()))
 }
 
+/// One assignment's queries on one curve.
+pub(super) enum Queries<C: Curve> {
+    /// On the device.
+    Device(Vec<MsmBases<C>>),
+    /// In pinned host memory, streamed window by window through the assignment's work in every job.
+    Pinned(Vec<PinnedBuffer<C::Affine>>),
+}
+
+impl<C: Curve> Queries<C> {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Queries::Device(q) => q.len(),
+            Queries::Pinned(q) => q.len(),
+        }
+    }
+
+    /// Device memory the bases take (none in pinned host memory).
+    fn device_bytes(&self) -> usize {
+        match self {
+            Queries::Device(q) => q.iter().map(MsmBases::device_bytes).sum(),
+            Queries::Pinned(_) => 0,
+        }
+    }
+}
+
 /// The bases of one assignment's queries.
 pub(super) struct AssignmentBases {
     pub(super) len: usize,
-    pub(super) g1: Vec<MsmBases<G1>>,
-    pub(super) g2: Vec<MsmBases<G2>>,
+    pub(super) g1: Queries<G1>,
+    pub(super) g2: Queries<G2>,
+}
+
+impl AssignmentBases {
+    /// Its queries stream from pinned host memory.
+    pub(super) fn streamed(&self) -> bool {
+        matches!(self.g1, Queries::Pinned(_))
+    }
+
+    /// Bytes of bases its jobs upload (the streamed queries, each once).
+    pub(super) fn streamed_bytes(&self) -> usize {
+        if self.streamed() {
+            self.len * (self.g1.len() * size_of::<G1Affine>() + self.g2.len() * size_of::<G2Affine>())
+        } else {
+            0
+        }
+    }
+}
+
+/// The length all queries of an assignment share: at least one point, at least one query.
+fn assignment_len(lens: impl Iterator<Item = usize>) -> Result<usize> {
+    let lens: Vec<usize> = lens.collect();
+    let len = lens.first().copied().unwrap_or(0);
+    if len == 0 {
+        return Err(Error::LengthMismatch {
+            what: "partition assignment queries (none, or empty)",
+            expected: 1,
+            actual: 0,
+        });
+    }
+    match lens.iter().find(|&&l| l != len) {
+        Some(&l) => Err(Error::LengthMismatch { what: "partition query length", expected: len, actual: l }),
+        None => Ok(len),
+    }
 }
 
 /// Where the H query is.
@@ -71,22 +129,25 @@ impl PartitionSrs {
                 gpu.info().ordinal
             )));
         }
-        let len = g1.first().map(DeviceBuffer::len).or_else(|| g2.first().map(DeviceBuffer::len)).unwrap_or(0);
-        if len == 0 {
-            return Err(Error::LengthMismatch {
-                what: "partition assignment queries (none, or empty)",
-                expected: 1,
-                actual: 0,
-            });
-        }
-        for l in g1.iter().map(DeviceBuffer::len).chain(g2.iter().map(DeviceBuffer::len)) {
-            if l != len {
-                return Err(Error::LengthMismatch { what: "partition query length", expected: len, actual: l });
-            }
-        }
-        let g1 = g1.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?;
-        let g2 = g2.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?;
+        let len = assignment_len(g1.iter().map(DeviceBuffer::len).chain(g2.iter().map(DeviceBuffer::len)))?;
+        let g1 = Queries::Device(g1.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?);
+        let g2 = Queries::Device(g2.into_iter().map(MsmBases::from_buffer).collect::<Result<Vec<_>>>()?);
         self.assignments.push(AssignmentBases { len, g1, g2 });
+        Ok(self.assignments.len() - 1)
+    }
+
+    /// Adds an assignment whose queries stay in pinned host memory (e.g. [`crate::PinnedPool`] buffers filled
+    /// once from the key) and stream through every job, window by window of
+    /// [`PartitionConfig::query_window`] positions: for a key larger than the device-memory budget. Jobs must
+    /// then give the assignment's `tail_index` ascending (as [`split_assignment`] writes it). Lengths as
+    /// [`PartitionSrs::add_assignment`]. Returns its index.
+    pub fn add_assignment_pinned(
+        &mut self,
+        g1: Vec<PinnedBuffer<G1Affine>>,
+        g2: Vec<PinnedBuffer<G2Affine>>,
+    ) -> Result<usize> {
+        let len = assignment_len(g1.iter().map(|q| q.len()).chain(g2.iter().map(|q| q.len())))?;
+        self.assignments.push(AssignmentBases { len, g1: Queries::Pinned(g1), g2: Queries::Pinned(g2) });
         Ok(self.assignments.len() - 1)
     }
 
@@ -109,8 +170,8 @@ impl PartitionSrs {
 
     /// Device memory the bases take (an H query in pinned memory takes none).
     pub fn device_bytes(&self) -> usize {
-        let q1: usize = self.assignments.iter().flat_map(|a| &a.g1).map(|q| q.device_bytes()).sum();
-        let q2: usize = self.assignments.iter().flat_map(|a| &a.g2).map(|q| q.device_bytes()).sum();
+        let q1: usize = self.assignments.iter().map(|a| a.g1.device_bytes()).sum();
+        let q2: usize = self.assignments.iter().map(|a| a.g2.device_bytes()).sum();
         let h = match &self.h {
             HQuery::Device(h) => h.device_bytes(),
             HQuery::Pinned(_) => 0,

@@ -75,8 +75,8 @@ macro_rules! for_each_signature {
     ($callback:ident) => {
         $callback! {
             // MSM, curve-independent (`entry/msm.rs`, `entry/msm_sort.rs`).
-            MsmCount(scalars: Ptr, indices: Ptr, len: U32, c: U32, windows: U32, q: U32, limit: U32, counts: Ptr,
-                digits: Ptr, bad: Ptr);
+            MsmCount(scalars: Ptr, indices: Ptr, len: U32, c: U32, windows: U32, q: U32, first: U32, limit: U32,
+                counts: Ptr, digits: Ptr, bad: Ptr);
             MsmScanSums(counts: Ptr, buckets: U32, sums: Ptr);
             MsmScan(counts: Ptr, buckets: U32, sums: Ptr, offsets: Ptr, cursors: Ptr);
             MsmScatter(digits: Ptr, indices: Ptr, len: U32, c: U32, windows: U32, q: U32, stride: U32, first: U32,

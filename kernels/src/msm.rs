@@ -230,12 +230,14 @@ impl DigitLayout {
     }
 }
 
-/// How a chunk's scalars name their bases on the device: scalar `i` multiplies base `indices[i]` (sparse
-/// scalars) or, with `indices` null, base `first + i`. One rule for the counting sort's scatter and the radix
-/// sort's first pass, so both make the same entry words.
+/// How a chunk's scalars name their bases on the device: scalar `i` multiplies base `indices[i] − first`
+/// (sparse scalars; `first` is the first position the bases hold, 0 for a whole table, a chunk's start for
+/// staged bases) or, with `indices` null, base `first + i`. An index below `first` wraps past `limit` and is
+/// bad like one past the end. One rule for the count's check, the counting sort's scatter and the radix
+/// sort's first pass, so all make the same entry words.
 #[derive(Clone, Copy)]
 pub struct BaseNaming {
-    /// Base of scalar 0 without indices (the chunk's first scalar).
+    /// Base of scalar 0 without indices (the chunk's first scalar); the position of base 0 with them.
     pub first: u32,
     /// Bases in a table row; indices from `limit` on are bad (counted by the count kernel).
     pub limit: u32,
@@ -244,6 +246,20 @@ pub struct BaseNaming {
 }
 
 impl BaseNaming {
+    /// The base index scalar `i` names, bad or not.
+    ///
+    /// # Safety
+    /// `indices` is null or valid for a read of entry `i`.
+    #[inline(always)]
+    pub unsafe fn named_index(&self, i: u32) -> u32 {
+        if self.indices.is_null() {
+            self.first + i
+        } else {
+            // SAFETY: forwarded to the caller.
+            unsafe { *self.indices.add(i as usize) }.wrapping_sub(self.first)
+        }
+    }
+
     /// The base index of scalar `i`; a bad index (`>= limit`) becomes 0, so every entry stays inside the table.
     ///
     /// # Safety
@@ -251,7 +267,7 @@ impl BaseNaming {
     #[inline(always)]
     pub unsafe fn base_index(&self, i: u32) -> u32 {
         // SAFETY: forwarded to the caller.
-        let index = if self.indices.is_null() { self.first + i } else { unsafe { *self.indices.add(i as usize) } };
+        let index = unsafe { self.named_index(i) };
         if index < self.limit { index } else { 0 }
     }
 }
@@ -715,7 +731,7 @@ pub mod model {
         table
     }
 
-    /// The count, scan and sort of one chunk (`scalars`, base `first + i` or `indices[i]`): per virtual window
+    /// The count, scan and sort of one chunk (`scalars`, base `first + i` or `indices[i] − first`): per virtual window
     /// the bucket offsets (`buckets + 1`) and the sorted entries. Inside a bucket, entries are in the radix
     /// sort's order (windows `v, v + q, ...` in turn, scalars in order inside each), which is exactly what the
     /// GPU's radix sort produces and one of the orders the counting sort's atomics may give.
@@ -723,7 +739,7 @@ pub mod model {
         let q = layout.virtual_windows;
         let mut per_window = vec![Vec::<(u32, u32)>::new(); layout.windows as usize];
         for (i, s) in scalars.iter().enumerate() {
-            let index = indices.map_or(first + i as u32, |ix| ix[i]);
+            let index = indices.map_or(first + i as u32, |ix| ix[i].wrapping_sub(first));
             let limbs = canonical(s);
             for_each_digit(&limbs, layout.widths(), layout.windows, |w, magnitude, negative| {
                 let (_, b, e) = layout.entry(w, magnitude, negative, index);
@@ -761,7 +777,8 @@ pub mod model {
             let len = plan.chunk.min(n - first);
             let layout = DigitLayout { c: plan.c, windows: window_count(plan.c), virtual_windows: q, stride: rows };
             let chunk_indices = indices.map(|ix| &ix[first as usize..(first + len) as usize]);
-            let sorted = sorted_windows(&scalars[first as usize..(first + len) as usize], chunk_indices, first, layout);
+            let base_first = if indices.is_some() { 0 } else { first };
+            let sorted = sorted_windows(&scalars[first as usize..(first + len) as usize], chunk_indices, base_first, layout);
             for (v, (offsets, entries)) in sorted.iter().enumerate() {
                 let total = entries.len() as u32;
                 let slots = partial_slots(buckets_per, total, plan.seg);

@@ -1,7 +1,7 @@
 //! MSM kernels (algorithm, stages and thread mapping: [`crate::msm`]).
 //!
 //! Curve-independent (scalars are `blstrs::Scalar` bytes):
-//! - `msm_count(scalars, indices, len, c, windows, q, limit, counts, digits, bad)`: grid ⌈len / block⌉;
+//! - `msm_count(scalars, indices, len, c, windows, q, first, limit, counts, digits, bad)`: grid ⌈len / block⌉;
 //!   bucket histograms and every window's digit;
 //! - `msm_scan_sums(counts, buckets, sums)` then `msm_scan(counts, buckets, sums, offsets, cursors)`: grid
 //!   `(⌈buckets / SCAN_SPAN⌉, q)`, [`SCAN_BLOCK`] threads, shared memory `SCAN_BLOCK · 4` bytes; exclusive
@@ -45,8 +45,8 @@ use super::shared_or_trap;
 /// `counts` is null: the radix sort needs only the digits) and stores the signed digit of every window `w`
 /// with the counter's old value, the entry's rank in its bucket, at `digits[w · len + i]` ([`digit_word`], 0
 /// for none), so the scatter can go window by window and needs no atomic for ranks below
-/// [`rank_overflow`]. With `indices` given (sparse scalars), a base index `>= limit` is counted
-/// in `*bad` (once per scalar).
+/// [`rank_overflow`]. With `indices` given (sparse scalars), a base index `indices[i] − first` (wrapping)
+/// `>= limit` is counted in `*bad` (once per scalar; [`BaseNaming`]).
 ///
 /// # Safety
 /// One thread per scalar (threads `>= len` return); `scalars` holds `len` scalars and `indices` (unless null)
@@ -60,6 +60,7 @@ pub unsafe extern "ptx-kernel" fn msm_count(
     c: u32,
     windows: u32,
     q: u32,
+    first: u32,
     limit: u32,
     counts: *mut u32,
     digits: *mut u32,
@@ -73,7 +74,7 @@ pub unsafe extern "ptx-kernel" fn msm_count(
     let buckets = layout.buckets();
     // SAFETY: i < len, and indices (when given) holds len entries.
     let s = unsafe { *scalars.add(i) };
-    if !indices.is_null() && unsafe { *indices.add(i) } >= limit {
+    if !indices.is_null() && unsafe { BaseNaming { first, limit, indices }.named_index(i as u32) } >= limit {
         // SAFETY: the counter exists and is only accessed atomically.
         unsafe { atomic_add_u32(bad, 1) };
     }
@@ -230,7 +231,7 @@ unsafe fn block_sum(scan: &crate::device::SharedSlice<u32>, value: u32) -> u32 {
 /// digit and rank `r` from [`msm_count`]) to `sorted[v · per_window + offsets[v][b] + r]` if `bucket_lo <= b <
 /// bucket_hi`; a saturated rank (`r = rank_overflow(c)`: the bucket's entries past the first `r`) takes slot
 /// `atomic_add(cursors[v · buckets + b], 1) + r` instead. The count's ranks are distinct per bucket, and the
-/// cursors start at `offsets[v][b]`, so every slot is claimed once. Scalar `i` multiplies base `indices[i]` (sparse scalars) or, with `indices`
+/// cursors start at `offsets[v][b]`, so every slot is claimed once. Scalar `i` multiplies base `indices[i] − first` (sparse scalars) or, with `indices`
 /// null, base `first + i`; a base index `>= limit` (counted by the count kernel) is replaced by 0, so every
 /// entry stays inside the table ([`BaseNaming::base_index`]).
 ///
