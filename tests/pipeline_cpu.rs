@@ -18,7 +18,7 @@ use zkgpu::ntt::cpu::{coset_generator, ntt};
 use zkgpu::pipeline::cpu::{AssignmentQueries, h_coefficients, partition_cpu};
 use zkgpu::pipeline::{
     AssignmentInput, PartitionConfig, PartitionJob, PartitionShape, combine_gpus, pick_engine, split_assignment,
-    split_ranges, tail_plan,
+    split_ranges, tail_plan, window_ranges,
 };
 use zkgpu::profile::{Phase, PhaseKind, PhaseReport, gbps, union_ms};
 
@@ -141,6 +141,37 @@ fn split_assignment_separates_ones_and_tail() {
     assert!(
         short.iter().chain(&tail).all(|s| *s == Scalar::ONE) && tail_index.iter().chain(&short_index).all(|&i| i == 9)
     );
+}
+
+/// A streamed assignment's windows take exactly the tail entries whose positions fall in them (ascending
+/// positions from a seeded split, windows of 32..4096 positions, windows with no entry, an empty tail); any
+/// order gives consecutive ranges covering every entry once (misplaced ones are the GPU's to count bad).
+#[test]
+fn window_ranges_split_an_ascending_tail_by_position() {
+    let mut rng = seeded_rng("window_ranges_split_an_ascending_tail_by_position");
+    for len in [1usize, 31, 1000, 5000, 20_037] {
+        let values = filecoin_mix(&mut rng, len);
+        let (mut ones, mut tail, mut index) = (vec![0u32; len.div_ceil(32)], vec![Scalar::ZERO; len], vec![0u32; len]);
+        let k = split_assignment(&values, &mut ones, &mut tail, &mut index).unwrap();
+        let index = &index[..k];
+        for window in [32usize, 64, 4096] {
+            let windows = len.div_ceil(window);
+            let ranges = window_ranges(index, window, windows);
+            assert_eq!(ranges.len(), windows);
+            for (w, r) in ranges.iter().enumerate() {
+                let expected: Vec<usize> = (0..k).filter(|&j| (index[j] as usize) / window == w).collect();
+                assert_eq!(r.clone().collect::<Vec<_>>(), expected, "len {len}, window {window}, window {w}");
+            }
+        }
+        let mut reversed = index.to_vec();
+        reversed.reverse();
+        let ranges = window_ranges(&reversed, 64, len.div_ceil(64));
+        assert_eq!(ranges.first().map(|r| r.start), Some(0));
+        assert_eq!(ranges.last().map(|r| r.end), Some(k));
+        assert!(ranges.windows(2).all(|p| p[0].end == p[1].start), "{ranges:?}");
+    }
+    assert_eq!(window_ranges(&[], 64, 3), vec![0..0, 0..0, 0..0]);
+    assert_eq!(window_ranges(&[70, 71, 255, 256], 64, 5), vec![0..0, 0..2, 2..2, 2..3, 3..4]);
 }
 
 #[test]

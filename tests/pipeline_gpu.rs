@@ -3,8 +3,9 @@
 //! slots, finished out of order, one and two streams, one slot), bad input (typed errors, buffers and engine
 //! unchanged), pinned-pool exhaustion, device OOM at engine creation, the split MSM over two GPUs (or two
 //! handles of one GPU) against one GPU, a pool of engines, a soak of 200 jobs with device memory and the
-//! pinned pool flat, and device-memory budgets (the H query streamed from pinned memory; one slot where two
-//! do not fit, the driver's peak within the budget; a budget too small). Seeds are printed. Needs a CUDA GPU:
+//! pinned pool flat, and device-memory budgets (the H query streamed from pinned memory; assignment queries
+//! streamed window by window; one slot where two do not fit, the driver's peak within the budget; a budget
+//! too small). Seeds are printed. Needs a CUDA GPU:
 //! `cargo xtask test --gpu`.
 mod common;
 

@@ -283,11 +283,13 @@ pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
 /// [`tail_plan`]; streamed queries (`window`: positions per window) take one chunk per window and no
 /// precomputed copies.
 fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize>) -> Result<MsmPlan> {
-    let tail = match window {
-        Some(w) => MsmConfig { chunk: Some(w), precompute: 0, ..config.tail_msm },
-        None => config.tail_msm,
+    // A windowed plan spans whole windows, so that its staging holds a whole window (the last one's points
+    // past the assignment are never selected: its bitmap bits are clear, its tail indices below the length).
+    let (tail, points) = match window {
+        Some(w) => (MsmConfig { chunk: Some(w), precompute: 0, ..config.tail_msm }, len.div_ceil(w) * w),
+        None => (config.tail_msm, len),
     };
-    let plan = MsmPlan::new(len, &tail, false)?;
+    let plan = MsmPlan::new(points, &tail, false)?;
     if tail.window_bits.is_some() {
         return Ok(plan);
     }
@@ -297,7 +299,7 @@ fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize
         None => nonzero.div_ceil(plan.chunk).max(1),
     };
     let c = choose_window_bits(nonzero, tail.precompute.max(1), chunks);
-    MsmPlan::new(len, &MsmConfig { window_bits: Some(c), ..tail }, false)
+    MsmPlan::new(points, &MsmConfig { window_bits: Some(c), ..tail }, false)
 }
 
 /// Positions per window of a streamed assignment of `len`: [`PartitionConfig::query_window`], or the length

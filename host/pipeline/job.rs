@@ -88,7 +88,9 @@ pub struct AssignmentInput<'a> {
     /// The scalars that are neither 0 nor 1 (at most the assignment's length).
     pub tail: &'a [Scalar],
     /// `tail_index[j]`: the position of `tail[j]` in the assignment, below its length (a position past it
-    /// fails the job at `finish` with [`Error::IndexOutOfRange`]). As many as `tail`.
+    /// fails the job at `finish` with [`Error::IndexOutOfRange`]). As many as `tail`. Ascending where the
+    /// assignment's queries stream ([`PartitionSrs::add_assignment_pinned`]; [`split_assignment`] writes them
+    /// so): there an entry out of order fails the job the same way.
     pub tail_index: &'a [u32],
     /// Bit `i` of word `i / 32` set where scalar `i` is 1 (batch addition); at least `⌈len / 32⌉` words
     /// (only those are read).

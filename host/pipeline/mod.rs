@@ -45,7 +45,13 @@
 //! is uploaded when everything fits, else streamed through the H MSM chunk by chunk in every job; where even
 //! that does not fit, the engine makes fewer slots than configured ([`PartitionEngine::memory`] says what it
 //! chose); a budget below the smallest working set is
-//! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated.
+//! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated. An assignment whose
+//! queries are given in pinned host memory ([`PartitionSrs::add_assignment_pinned`]) streams them in every
+//! job, window by window of [`PartitionConfig::query_window`] positions: each window of each query is uploaded
+//! once (double-buffered on the copy stream) and serves both its batch addition (the window's slice of the
+//! `ones` bitmap, one result per window, summed at collection) and its chunk of the tail MSM (the tail
+//! entries whose positions fall in the window: a contiguous range when `tail_index` ascends, found by binary
+//! search in `start`; an entry outside its window fails the job with [`Error::IndexOutOfRange`]).
 //!
 //! Uploads are not chunked: a DMA from pinned memory needs no staging, and the first NTT pass needs the whole
 //! vector, so overlap is per vector (a 2^27 vector is 4 GiB, ~78 ms at PCIe Gen5). A pageable source is staged
@@ -61,7 +67,8 @@
 //! vector's inverse + coset NTT each), `ntt.h.c` (c's inverse NTT) and `ntt.h.combine` (pointwise, coset
 //! inverse NTT, c's subtraction); `msm.h`, and with H streamed from host memory `h2d.h.{k}` (its chunk `k`,
 //! timed from when the chunk's staging is free); `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all G1 queries of
-//! assignment `i`; and `g2`); `d2h.h`, `d2h.results`.
+//! assignment `i`; and `g2`), or for streamed queries `msm.stream.{i}.g1` (both) with the window copies
+//! `h2d.{i}.g1.{k}`; `d2h.h`, `d2h.results`.
 //! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
 //! `b` before `ntt.h.b`, `c` before `ntt.h.c`, every input before the MSM stage), so a phase's start event is
 //! not reached while the stream still waits for a copy: the wait shows as a gap between phases, not as busy

@@ -26,6 +26,9 @@
 //!   A size whose smallest working set exceeds the budget is skipped with the engine's `DeviceBudget` error,
 //!   which states that working set. `-hchunkK` after a variant: the H MSM in chunks of 2^K points (its
 //!   `PartitionConfig::h_msm` chunk), for the streamed H's A/B.
+//! - `-qstream` after a variant: the assignment queries in pinned memory
+//!   (`PartitionSrs::add_assignment_pinned`), streamed window by window through every job; `-qwK` after
+//!   that: windows of 2^K positions (`PartitionConfig::query_window`).
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -74,6 +77,10 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget16-hchunk22",
     "pinned-2stream-budget16-hchunk23",
     "pinned-2stream-budget16-hchunk24",
+    "pinned-2stream-qstream",
+    "pinned-2stream-budget16-qstream",
+    "pinned-2stream-qstream-qw20",
+    "pinned-2stream-qstream-qw24",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -95,9 +102,22 @@ struct Variant {
     budget: Option<usize>,
     /// The H MSM's points per chunk (the `-hchunkK` suffix: 2^K), else the engine's choice.
     h_chunk: Option<usize>,
+    /// The assignment queries stream from pinned host memory (`-qstream`), in windows of this many positions
+    /// (`-qwK`: 2^K) or the engine's default.
+    queries_streamed: bool,
+    query_window: Option<usize>,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
+    if let Some((base, bits)) = v.rsplit_once("-qw") {
+        let bits: u32 = bits.parse().ok().filter(|b| (16..=26).contains(b))?;
+        let base = parse_variant(base).filter(|b| b.queries_streamed && b.query_window.is_none())?;
+        return Some(Variant { query_window: Some(1 << bits), ..base });
+    }
+    if let Some(base) = v.strip_suffix("-qstream") {
+        let base = parse_variant(base).filter(|b| b.gpus == 1 && !b.queries_streamed)?;
+        return Some(Variant { queries_streamed: true, ..base });
+    }
     if let Some((base, bits)) = v.rsplit_once("-hchunk") {
         let bits: u32 = bits.parse().ok().filter(|b| (16..=27).contains(b))?;
         let base = parse_variant(base).filter(|b| b.h_chunk.is_none())?;
@@ -116,6 +136,8 @@ fn parse_variant(v: &str) -> Option<Variant> {
         batch_add: PartitionConfig::default().batch_add,
         budget: None,
         h_chunk: None,
+        queries_streamed: false,
+        query_window: None,
     };
     Some(match v {
         "pinned-2stream" => base,
@@ -426,6 +448,13 @@ fn pin_copy<T: zkgpu::DeviceSafe>(gpu: &Gpu, v: &[T]) -> Result<PinnedBuffer<T>>
     Ok(p)
 }
 
+/// A device buffer's copy in pinned memory (a streamed query's home).
+fn pinned_copy<T: zkgpu::DeviceSafe>(gpu: &Gpu, v: &DeviceBuffer<T>) -> Result<PinnedBuffer<T>> {
+    let mut p = gpu.alloc_pinned::<T>(v.len(), PinnedMode::WriteCombined)?;
+    gpu.download_into(v, &mut p)?;
+    Ok(p)
+}
+
 impl<'g> GpuCase<'g> {
     fn prepare(gpu: &'g Gpu, variant: Variant, n: usize, seed: u64) -> Result<GpuCase<'g>> {
         let gpus: Vec<&'g Gpu> = if variant.gpus == 1 {
@@ -447,6 +476,7 @@ impl<'g> GpuCase<'g> {
             batch_add: variant.batch_add,
             max_device_bytes: variant.budget,
             h_msm: MsmConfig { chunk: variant.h_chunk, ..PartitionConfig::default().h_msm },
+            query_window: variant.query_window.unwrap_or(PartitionConfig::default().query_window),
             ..PartitionConfig::default()
         };
         let mut engines = Vec::new();
@@ -462,6 +492,21 @@ impl<'g> GpuCase<'g> {
                 }
                 None => None,
             };
+            // Streamed queries likewise.
+            let pinned_queries = if variant.queries_streamed {
+                let g1 = gens
+                    .g1
+                    .iter()
+                    .map(|inp| pinned_copy(g, &generate_on_gpu(g, inp, n)?))
+                    .collect::<Result<Vec<_>>>()?;
+                let g2 = match (&gens.g2, g2_len) {
+                    (Some(inp), Some(m)) => Some(pinned_copy(g, &generate_on_gpu(g, inp, m)?)?),
+                    _ => None,
+                };
+                Some((g1, g2))
+            } else {
+                None
+            };
             // Kernels loaded and their local memory reserved first: the watch counts the engine's memory.
             g.warm_up()?;
             g.preload_kernels()?;
@@ -471,14 +516,24 @@ impl<'g> GpuCase<'g> {
                 Some(h) => PartitionSrs::pinned(g, h)?,
                 None => PartitionSrs::new(g, generate_on_gpu(g, &gens.h, n)?)?,
             };
-            let g1 = gens
-                .g1
-                .iter()
-                .map(|inp| generate_on_gpu(g, inp, n))
-                .collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
-            srs.add_assignment(g, g1, Vec::new())?;
-            if let (Some(inp), Some(m)) = (&gens.g2, g2_len) {
-                srs.add_assignment(g, Vec::new(), vec![generate_on_gpu(g, inp, m)?])?;
+            match pinned_queries {
+                Some((g1, g2)) => {
+                    srs.add_assignment_pinned(g1, Vec::new())?;
+                    if let Some(q) = g2 {
+                        srs.add_assignment_pinned(Vec::new(), vec![q])?;
+                    }
+                }
+                None => {
+                    let g1 = gens
+                        .g1
+                        .iter()
+                        .map(|inp| generate_on_gpu(g, inp, n))
+                        .collect::<Result<Vec<DeviceBuffer<G1Affine>>>>()?;
+                    srs.add_assignment(g, g1, Vec::new())?;
+                    if let (Some(inp), Some(m)) = (&gens.g2, g2_len) {
+                        srs.add_assignment(g, Vec::new(), vec![generate_on_gpu(g, inp, m)?])?;
+                    }
+                }
             }
             engines.push(PartitionEngine::new(g, srs, config)?);
         }
@@ -615,7 +670,10 @@ impl Case for GpuCase<'_> {
             ("ms_per_job", wall / jobs),
             ("ntt_ms", r.kernel_ms_of("ntt.") / jobs),
             ("msm_h_ms", r.kernel_ms_of("msm.h") / jobs),
-            ("tail_ms", (r.kernel_ms_of("msm.tail") + r.kernel_ms_of("batch_add")) / jobs),
+            (
+                "tail_ms",
+                (r.kernel_ms_of("msm.tail") + r.kernel_ms_of("batch_add") + r.kernel_ms_of("msm.stream")) / jobs,
+            ),
             ("h_chunks", r.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).count() as f64 / jobs),
         ];
         for (k, v) in fields {
@@ -631,6 +689,7 @@ impl Case for GpuCase<'_> {
         if let Some(engine) = self.engines.first() {
             let memory = engine.memory();
             m.insert("streamed_bytes".to_string(), memory.streamed_bytes_per_job.into());
+            m.insert("streamed_assignments".to_string(), memory.streamed_assignments.into());
             m.insert("slots".to_string(), memory.slots.into());
             if self.variant.budget.is_some() {
                 m.insert("budget_bytes".to_string(), memory.budget.into());
@@ -715,6 +774,14 @@ mod tests {
             parse_variant("pinned-2stream-budget16-hchunk23").map(|v| (v.budget, v.h_chunk)),
             Some((Some(16 << 30), Some(1 << 23)))
         );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget16-qstream-qw20").map(|v| (
+                v.budget,
+                v.queries_streamed,
+                v.query_window
+            )),
+            Some((Some(16 << 30), true, Some(1 << 20)))
+        );
         for bad in [
             "pinned-2stream-budget8",
             "pinned-2stream-2gpu-budget16",
@@ -722,6 +789,10 @@ mod tests {
             "nothing-budget16",
             "pinned-2stream-hchunk15",
             "pinned-2stream-hchunk23-hchunk24",
+            "pinned-2stream-qw20",
+            "pinned-2stream-qstream-qstream",
+            "pinned-2stream-2gpu-qstream",
+            "pinned-2stream-qstream-qw12",
         ] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
