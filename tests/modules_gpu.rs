@@ -128,8 +128,8 @@ fn scratch_dir(name: &str) -> std::path::PathBuf {
 
 /// Two processes start on an empty cache at once: both succeed, each compiling or loading what the other
 /// stored first (at least one compiles; a slowed process, e.g. under compute-sanitizer, may find the other's
-/// file), and one valid file is left. A third process loads from the cache. A corrupted file is ignored (compiled again) and replaced. `off` stores
-/// nothing.
+/// file), and one valid file is left. A third process loads from the cache. A corrupted file is ignored
+/// (compiled again) and replaced. `off` stores nothing.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn module_cache_serves_later_processes() {
