@@ -396,18 +396,20 @@ fn h_query_streams_within_a_budget() {
     assert!(streamed.device_bytes() < full, "a job grew the streamed engine");
 }
 
-/// Assignment queries in pinned memory stream window by window through every job (G1 and G2, windows of 64
-/// and 4096 positions and one window for the whole assignment): results equal the resident engine's and the
-/// CPU's, with garbage bits past the assignment's length in the last bitmap word, with windows holding no
-/// tail entry, and every window of every query uploaded once as an H2D phase. A tail that is not ascending
-/// fails its job with `IndexOutOfRange` (an entry outside the window it falls in), and the next job is right.
+/// Assignment queries given in pinned memory: uploaded where the budget has room (the default); within the
+/// least budget the engine states (one slot) and within that plus a slot (two slots), both assignments stream
+/// window by window through every job (G1 and G2; windows of 64 and 4096 positions and one window for a whole
+/// assignment). Results equal the resident engine's and the CPU's, with garbage bits past the assignment's
+/// length in the last bitmap word, with windows holding no tail entry, and every window of every query
+/// uploaded once as an H2D phase. A tail that is not ascending fails its job with `IndexOutOfRange` (an entry
+/// outside the window it falls in), and the next job is right.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn assignment_queries_stream_from_pinned_memory() {
     let _memory = shared_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("assignment_queries_stream_from_pinned_memory");
-    let n = 1 << 14;
+    let n = 1 << 16;
     let host = host_srs(&mut rng, n, true);
     let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
     let mut resident = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
@@ -433,52 +435,76 @@ fn assignment_queries_stream_from_pinned_memory() {
         }
     }
     data.push(sparse);
+    let run = |engine: &mut PartitionEngine, resident: &mut PartitionEngine, d: &JobData, what: &str| {
+        let pinned = pin(&pool, d).unwrap();
+        let (s, r) = (engine.start(pinned.job(None)).unwrap(), resident.start(pinned.job(None)).unwrap());
+        let (s, r) = (engine.finish(s).unwrap(), resident.finish(r).unwrap().results);
+        assert_eq!(s.results, r, "{what}: against the resident engine");
+        assert_eq!(s.results, host.reference(d).0, "{what}: against the CPU");
+        s.report
+    };
+
+    let mut uploaded =
+        PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), PartitionConfig::default()).unwrap();
+    assert_eq!(uploaded.memory().streamed_assignments, 0, "pinned queries that fit are uploaded");
+    assert_eq!(uploaded.device_bytes(), resident.device_bytes());
+    run(&mut uploaded, &mut resident, &data[0], "uploaded pinned queries");
+    drop(uploaded);
+
+    let query_bytes = host.lens[0] * 3 * size_of::<G1Affine>() + host.lens[1] * size_of::<G2Affine>();
     for window in [64, 4096, 1 << 22] {
-        let config = PartitionConfig { query_window: window, ..Default::default() };
-        let mut engine = PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), config).unwrap();
-        let memory = engine.memory();
-        let query_bytes = host.lens[0] * 3 * size_of::<G1Affine>() + host.lens[1] * size_of::<G2Affine>();
-        assert_eq!((memory.streamed_assignments, memory.streamed_bytes_per_job), (2, query_bytes), "{memory:?}");
-        if window == 64 {
-            assert!(engine.device_bytes() < resident.device_bytes(), "{memory:?}");
-        }
-        for (j, d) in data.iter().enumerate() {
-            let pinned = pin(&pool, d).unwrap();
-            let (s, r) = (engine.start(pinned.job(None)).unwrap(), resident.start(pinned.job(None)).unwrap());
-            let (s, r) = (engine.finish(s).unwrap(), resident.finish(r).unwrap().results);
-            assert_eq!(s.results, r, "window {window}, job {j}: streamed queries against resident");
-            assert_eq!(s.results, host.reference(d).0, "window {window}, job {j}: streamed queries against the CPU");
-            let copies: Vec<_> = s
-                .report
-                .phases
+        let config =
+            |budget| PartitionConfig { query_window: window, max_device_bytes: Some(budget), ..Default::default() };
+        let needed = |budget| match PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), config(budget)) {
+            Err(Error::DeviceBudget { needed, .. }) => needed,
+            other => panic!("window {window}, budget {budget}: {:?}", other.map(|e| e.memory())),
+        };
+        let least = needed(needed(0));
+        // A slot: a, b, c, the tails with their positions, and the bitmaps padded to whole windows.
+        let slot = 3 * n * 32
+            + host
+                .lens
                 .iter()
-                .filter(|p| p.name.starts_with("h2d.0.g1.") || p.name.starts_with("h2d.1.g2."))
-                .collect();
-            let windows = host.lens[0].div_ceil(window.min(host.lens[0].next_multiple_of(32)));
-            assert!(copies.len() >= 3 * windows && copies.iter().all(|p| p.kind == PhaseKind::H2d), "{copies:?}");
-            assert_eq!(copies.iter().map(|p| p.bytes).sum::<usize>(), query_bytes, "each window once");
-            for name in ["msm.stream.0.g1", "msm.stream.1.g2"] {
-                assert!(s.report.phases.iter().any(|p| p.name == name), "phase {name} missing");
+                .map(|&m| {
+                    m * 36 + m.div_ceil(window.min(m.next_multiple_of(32))) * window.min(m.next_multiple_of(32)) / 8
+                })
+                .sum::<usize>();
+        for (budget, slots) in [(least, 1), (least + slot + (512 << 10), 2)] {
+            let mut engine = PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), config(budget)).unwrap();
+            let memory = engine.memory();
+            println!("window {window}, budget {budget}: {memory:?}");
+            assert_eq!((memory.slots, memory.streamed_assignments), (slots, 2), "{memory:?}");
+            assert_eq!(memory.streamed_bytes_per_job, query_bytes);
+            assert!(memory.device_bytes <= budget && memory.device_bytes < resident.device_bytes(), "{memory:?}");
+            for (j, d) in data.iter().enumerate() {
+                let r = run(&mut engine, &mut resident, d, &format!("window {window}, {slots} slots, job {j}"));
+                let copies: Vec<_> = r
+                    .phases
+                    .iter()
+                    .filter(|p| p.name.starts_with("h2d.0.g1.") || p.name.starts_with("h2d.1.g2."))
+                    .collect();
+                assert!(copies.iter().all(|p| p.kind == PhaseKind::H2d && p.bytes > 0), "{copies:?}");
+                assert_eq!(copies.iter().map(|p| p.bytes).sum::<usize>(), query_bytes, "each window once");
+                for name in ["msm.stream.0.g1", "msm.stream.1.g2"] {
+                    assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing");
+                }
+            }
+            // Reversed tails: with several windows an entry falls outside its window and the job fails.
+            if window < host.lens[1] {
+                let mut reversed = job_data(&mut rng, n, &host.lens, true);
+                for d in &mut reversed.assignments {
+                    d.tail.reverse();
+                    d.tail_index.reverse();
+                }
+                let pinned = pin(&pool, &reversed).unwrap();
+                let ticket = engine.start(pinned.job(None)).unwrap();
+                match engine.finish(ticket) {
+                    Err(Error::IndexOutOfRange { .. }) => {}
+                    other => panic!("window {window}: reversed tails gave {:?}", other.map(|o| o.results)),
+                }
+                run(&mut engine, &mut resident, &data[0], &format!("window {window}, after a failed job"));
             }
         }
-        // Reversed tails: with several windows an entry falls outside its window and the job fails.
-        if window < host.lens[0] {
-            let mut reversed = job_data(&mut rng, n, &host.lens, true);
-            for d in &mut reversed.assignments {
-                d.tail.reverse();
-                d.tail_index.reverse();
-            }
-            let pinned = pin(&pool, &reversed).unwrap();
-            let ticket = engine.start(pinned.job(None)).unwrap();
-            match engine.finish(ticket) {
-                Err(Error::IndexOutOfRange { .. }) => {}
-                other => panic!("window {window}: reversed tails gave {:?}", other.map(|o| o.results)),
-            }
-            let pinned = pin(&pool, &data[0]).unwrap();
-            let ticket = engine.start(pinned.job(None)).unwrap();
-            assert_eq!(engine.finish(ticket).unwrap().results, host.reference(&data[0]).0, "after a failed job");
-        }
-        println!("window {window}: {memory:?}");
     }
 }
 

@@ -151,6 +151,18 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
         Self::build(gpu, points, set_offsets, method, Some(max_device_bytes))
     }
 
+    /// Device memory [`BatchAdder::new`] allocates for this shape and method on `gpu`, the bitmap compaction
+    /// ([`BatchAdder::reserve_selection`]) and `tables` results ([`BatchAdder::reserve_tables`]) included:
+    /// known before allocating (it loads the kernels, whose occupancy sizes the lane sums).
+    pub fn bytes(gpu: &Gpu, points: usize, set_offsets: &[usize], method: Method, tables: usize) -> Result<usize> {
+        check_offsets(set_offsets, points)?;
+        let kernels = AdderKernels::<C>::load(gpu)?;
+        let sizing = Sizing::new(gpu, &kernels, points, set_offsets)?;
+        let sets = set_offsets.len() - 1;
+        let affine = method == Method::Affine && sets == 1;
+        Ok(sizing.layout::<C>(affine).bytes + tables.saturating_sub(1) * sets * size_of::<C::Projective>())
+    }
+
     fn build(
         gpu: &'g Gpu,
         points: usize,
@@ -163,47 +175,11 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
             return Err(Error::InvalidSets(format!("{points} points, at most {MAX_POINTS} per call")));
         }
         let sets = set_offsets.len() - 1;
-        let accumulate = gpu.kernel(&C::KERNELS.batch_add_accumulate)?;
-        let affine_level = affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level)?;
-        let affine_level_gather = affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level_gather)?;
-
-        // One wave of warps over all sets, but no more warps per set than the longest set has windows.
-        let per_sm =
-            accumulate.function().occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?.max(1);
-        let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
-        let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
-        // The affine levels run one wave: as many threads as fit (registers and staging shared memory); the
-        // prefix products are a dependent chain per lane, so the more lanes, the more latency is hidden.
-        let level_per_sm = affine_level
-            .function()
-            .occupancy_max_active_blocks_per_multiprocessor(AFFINE_LEVEL_BLOCK, affine_level_shared::<C>(), None)?
-            .max(1);
-        let affine_threads = gpu.info().sm_count.max(1) as usize * level_per_sm as usize * AFFINE_LEVEL_BLOCK as usize;
-        let left = affine_levels(longest, affine_threads).1;
-        let first_point = set_offsets[0];
-        // What the adder allocates for each method (the budget is checked before anything is).
-        struct Layout {
-            blocks_per_set: usize,
-            per_set: usize,
-            levels: usize,
-            bytes: usize,
-        }
-        let layout = |affine: bool| {
-            let accumulated = if affine { left } else { longest };
-            let blocks_per_set = resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
-            let per_set = blocks_per_set * ACCUMULATE_BLOCK as usize;
-            let levels = if affine { points.div_ceil(2) + points.div_ceil(2).div_ceil(2) } else { 0 };
-            let compacts = affine
-                && first_point.is_multiple_of(32)
-                && !affine_levels(planned_points(longest, true), affine_threads).0.is_empty();
-            let bytes = per_set * sets.max(1) * C::XYZZ_BYTES
-                + XyzzSetSum::<C>::bytes(per_set, sets)
-                + levels * size_of::<C::Affine>()
-                + (sets + 1 + 3) * size_of::<u32>()
-                + sets * size_of::<C::Projective>()
-                + if compacts { Selection::bytes(longest) } else { 0 };
-            Layout { blocks_per_set, per_set, levels, bytes }
-        };
+        let kernels = AdderKernels::<C>::load(gpu)?;
+        let sizing = Sizing::new(gpu, &kernels, points, set_offsets)?;
+        let AdderKernels { accumulate, affine_level, affine_level_gather, .. } = kernels;
+        let (longest, left, affine_threads) = (sizing.longest, sizing.left, sizing.affine_threads);
+        let layout = |affine: bool| sizing.layout::<C>(affine);
         let mut affine = method == Method::Affine && sets == 1;
         if let Some(budget) = budget {
             affine &= layout(true).bytes <= budget;
@@ -560,6 +536,97 @@ impl<'g, C: Curve> BatchAdder<'g, C> {
     /// [`BatchAdder::enqueue_tables`].
     pub fn sums(&self) -> Result<Vec<C::Projective>> {
         self.window_sums(self.queued_tables)
+    }
+}
+
+/// The kernels an adder launches.
+struct AdderKernels<C: Curve> {
+    accumulate: KernelFn<sig::BatchAddAccumulate>,
+    affine_level: KernelFn<sig::BatchAddAffineLevel>,
+    affine_level_gather: KernelFn<sig::BatchAddAffineLevelGather>,
+    _curve: PhantomData<C>,
+}
+
+impl<C: Curve> AdderKernels<C> {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        Ok(AdderKernels {
+            accumulate: gpu.kernel(&C::KERNELS.batch_add_accumulate)?,
+            affine_level: affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level)?,
+            affine_level_gather: affine_level_function::<C, _>(gpu, &C::KERNELS.batch_add_affine_level_gather)?,
+            _curve: PhantomData,
+        })
+    }
+}
+
+/// What sizes an adder's scratch: the shape and the device's occupancy of its kernels.
+struct Sizing {
+    points: usize,
+    sets: usize,
+    first_point: usize,
+    /// The longest set, and what is left of it after the affine levels.
+    longest: usize,
+    left: usize,
+    /// Accumulate blocks resident on the device at once.
+    resident: usize,
+    /// Threads of one affine level launch (one wave).
+    affine_threads: usize,
+}
+
+/// What an adder allocates for one method.
+struct Layout {
+    blocks_per_set: usize,
+    per_set: usize,
+    levels: usize,
+    bytes: usize,
+}
+
+impl Sizing {
+    fn new<C: Curve>(gpu: &Gpu, kernels: &AdderKernels<C>, points: usize, set_offsets: &[usize]) -> Result<Self> {
+        // One wave of warps over all sets, but no more warps per set than the longest set has windows.
+        let per_sm = kernels
+            .accumulate
+            .function()
+            .occupancy_max_active_blocks_per_multiprocessor(ACCUMULATE_BLOCK, 0, None)?
+            .max(1);
+        let resident = gpu.info().sm_count.max(1) as usize * per_sm as usize;
+        let longest = set_offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        // The affine levels run one wave: as many threads as fit (registers and staging shared memory); the
+        // prefix products are a dependent chain per lane, so the more lanes, the more latency is hidden.
+        let level_per_sm = kernels
+            .affine_level
+            .function()
+            .occupancy_max_active_blocks_per_multiprocessor(AFFINE_LEVEL_BLOCK, affine_level_shared::<C>(), None)?
+            .max(1);
+        let affine_threads = gpu.info().sm_count.max(1) as usize * level_per_sm as usize * AFFINE_LEVEL_BLOCK as usize;
+        Ok(Sizing {
+            points,
+            sets: set_offsets.len() - 1,
+            first_point: set_offsets[0],
+            longest,
+            left: affine_levels(longest, affine_threads).1,
+            resident,
+            affine_threads,
+        })
+    }
+
+    /// What the adder allocates with the affine method or without it (the budget is checked against this
+    /// before anything is allocated).
+    fn layout<C: Curve>(&self, affine: bool) -> Layout {
+        let (sets, longest, points) = (self.sets, self.longest, self.points);
+        let accumulated = if affine { self.left } else { longest };
+        let blocks_per_set = self.resident.div_ceil(sets.max(1)).min(accumulated.div_ceil(WINDOW as usize)).max(1);
+        let per_set = blocks_per_set * ACCUMULATE_BLOCK as usize;
+        let levels = if affine { points.div_ceil(2) + points.div_ceil(2).div_ceil(2) } else { 0 };
+        let compacts = affine
+            && self.first_point.is_multiple_of(32)
+            && !affine_levels(planned_points(longest, true), self.affine_threads).0.is_empty();
+        let bytes = per_set * sets.max(1) * C::XYZZ_BYTES
+            + XyzzSetSum::<C>::bytes(per_set, sets)
+            + levels * size_of::<C::Affine>()
+            + (sets + 1 + 3) * size_of::<u32>()
+            + sets * size_of::<C::Projective>()
+            + if compacts { Selection::bytes(longest) } else { 0 };
+        Layout { blocks_per_set, per_set, levels, bytes }
     }
 }
 

@@ -184,6 +184,26 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
     }
 }
 
+impl<C: Curve> QueryGroup<'_, C> {
+    /// Device memory [`QueryGroup::new`] allocates for these arguments, known before allocating.
+    pub(super) fn bytes(
+        gpu: &Gpu,
+        queries: usize,
+        len: usize,
+        window: Option<usize>,
+        config: &PartitionConfig,
+    ) -> Result<usize> {
+        if queries == 0 {
+            return Ok(0);
+        }
+        let points = window.unwrap_or(len);
+        let adder =
+            BatchAdder::<C>::bytes(gpu, points, &[0, points], config.batch_add, queries * len.div_ceil(points))?;
+        let plan = windowed_tail_plan(len, config, window)?;
+        Ok(adder + plan.scratch_bytes::<C>() + if window.is_some() { plan.staging_bytes::<C>(true, false) } else { 0 })
+    }
+}
+
 /// Per assignment: the group of its G1 and of its G2 queries (`None` where it has none).
 pub(super) type AssignmentEngines<'g> = (Option<QueryGroup<'g, G1>>, Option<QueryGroup<'g, G2>>);
 
@@ -229,21 +249,39 @@ struct PlacementInput<'c> {
     /// Device memory of the SRS, the NTT tables, the query groups and one slot; and of one slot.
     one_slot: usize,
     slot_bytes: usize,
+    /// Per assignment given in pinned memory, in the order they stream: its device memory resident (its
+    /// queries and groups) and streamed (its groups and staging). Not in `one_slot`.
+    pinned: Vec<(usize, usize)>,
     budget: usize,
     /// The device (for the streamed plan's fit: total memory, SMs).
     limits: DeviceLimits,
 }
 
-/// The slot count and the H MSM's placement: the most slots (up to the configured count) with which the H MSM
-/// fits, resident before streamed (a second slot hides the next job's uploads, worth more than keeping H on
-/// the device). `Ok(Err(needed))`: nothing fits; `needed` is the smallest working set.
-fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<(usize, HPlacement), usize>> {
+/// What [`place`] chose: slots, the H MSM's placement, and how many of the pinned assignments stream (the
+/// first ones in [`PlacementInput::pinned`]'s order).
+#[derive(Debug, PartialEq)]
+struct Placement {
+    slots: usize,
+    h: HPlacement,
+    streamed: usize,
+}
+
+/// The most slots (up to the configured count) with which the rest fits, then the least streamed: H resident
+/// before streamed, then the pinned assignments one after another (a second slot hides the next job's
+/// uploads, worth more than keeping the key on the device). `Ok(Err(needed))`: nothing fits; `needed` is
+/// the smallest working set.
+fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<Placement, usize>> {
     let mut smallest = usize::MAX;
-    for count in (1..=input.config.slots.max(1)).rev() {
-        let fixed = input.one_slot + (count - 1) * input.slot_bytes;
-        match place_h(input, input.budget.saturating_sub(fixed))? {
-            Ok(h) => return Ok(Ok((count, h))),
-            Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
+    for slots in (1..=input.config.slots.max(1)).rev() {
+        for streamed in 0..=input.pinned.len() {
+            let (stream, keep) = input.pinned.split_at(streamed);
+            let groups: usize =
+                stream.iter().map(|&(_, s)| s).sum::<usize>() + keep.iter().map(|&(r, _)| r).sum::<usize>();
+            let fixed = input.one_slot + (slots - 1) * input.slot_bytes + groups;
+            match place_h(input, input.budget.saturating_sub(fixed))? {
+                Ok(h) => return Ok(Ok(Placement { slots, h, streamed })),
+                Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
+            }
         }
     }
     Ok(Err(smallest))
@@ -416,29 +454,47 @@ impl<'g> PartitionEngine<'g> {
             return Err(over(floor));
         }
         let ntt = Ntt::new(gpu)?;
-        let queries = srs
+        let groups = |a: &AssignmentBases, window: Option<usize>| -> Result<AssignmentEngines<'g>> {
+            Ok((
+                QueryGroup::new(gpu, a.g1.len(), a.len, window, &config)?,
+                QueryGroup::new(gpu, a.g2.len(), a.len, window, &config)?,
+            ))
+        };
+        // The groups of assignments on the device now; those in pinned memory once placed.
+        let mut queries = srs
             .assignments
             .iter()
-            .zip(&layout.windows)
-            .map(|(a, &window)| {
-                Ok((
-                    QueryGroup::new(gpu, a.g1.len(), a.len, window, &config)?,
-                    QueryGroup::new(gpu, a.g2.len(), a.len, window, &config)?,
-                ))
-            })
+            .map(|a| if a.streamed() { Ok(None) } else { groups(a, None).map(Some) })
             .collect::<Result<Vec<_>>>()?;
         // One slot first: the NTT tables are built on it (so that jobs allocate nothing) and its size is known.
         let mut first = Slot::new(gpu, &layout)?;
         ntt.groth16_h(&mut first.a, &mut first.b, &mut first.c)?;
         let mut slots = vec![first];
-        let one_slot =
-            srs.device_bytes() + ntt.device_bytes() + slot_bytes + queries.iter().map(groups_bytes).sum::<usize>();
+        let one_slot = srs.device_bytes()
+            + ntt.device_bytes()
+            + slot_bytes
+            + queries.iter().flatten().map(groups_bytes).sum::<usize>();
+        // The assignments in pinned memory, the smallest first (the first to stream), resident and streamed.
+        let mut pinned: Vec<usize> = (0..srs.assignments.len()).filter(|&i| srs.assignments[i].streamed()).collect();
+        pinned.sort_by_key(|&i| srs.assignments[i].streamed_bytes());
+        let pinned_bytes = pinned
+            .iter()
+            .map(|&i| {
+                let (a, window) = (&srs.assignments[i], layout.windows[i]);
+                let bytes = |window| -> Result<usize> {
+                    Ok(QueryGroup::<G1>::bytes(gpu, a.g1.len(), a.len, window, &config)?
+                        + QueryGroup::<G2>::bytes(gpu, a.g2.len(), a.len, window, &config)?)
+                };
+                Ok((a.streamed_bytes() + bytes(None)?, bytes(window)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let input = PlacementInput {
             n: srs.n,
             h_pinned: matches!(srs.h, HQuery::Pinned(_)),
             config: &config,
             one_slot,
             slot_bytes,
+            pinned: pinned_bytes,
             budget,
             // The room is the budget's: the device is checked by the allocations themselves.
             limits: DeviceLimits {
@@ -447,10 +503,22 @@ impl<'g> PartitionEngine<'g> {
                 sm_count: gpu.info().sm_count,
             },
         };
-        let (count, h) = place(&input)?.map_err(over)?;
+        let Placement { slots: count, h, streamed } = place(&input)?.map_err(over)?;
         for _ in 1..count {
             slots.push(Slot::new(gpu, &layout)?);
         }
+        for (rank, &i) in pinned.iter().enumerate() {
+            let a = &mut srs.assignments[i];
+            let window = if rank < streamed { layout.windows[i] } else { None };
+            if window.is_none() {
+                a.upload(gpu)?;
+            }
+            queries[i] = Some(groups(a, window)?);
+        }
+        let queries = queries
+            .into_iter()
+            .map(|q| q.ok_or_else(|| Error::Pipeline("an assignment without its query groups".into())))
+            .collect::<Result<Vec<_>>>()?;
         let stream_h = matches!(h, HPlacement::Streamed(_));
         let h_msm = match h {
             HPlacement::Streamed(plan) => {
@@ -889,9 +957,21 @@ mod tests {
     const LIMITS: DeviceLimits = DeviceLimits { memory_bytes: usize::MAX, total_bytes: 80 << 30, sm_count: 132 };
 
     fn placed(h_pinned: bool, budget: usize, slot_bytes: usize) -> std::result::Result<(usize, HPlacement), usize> {
+        placed_with(h_pinned, budget, slot_bytes, Vec::new()).map(|p| {
+            assert_eq!(p.streamed, 0);
+            (p.slots, p.h)
+        })
+    }
+
+    fn placed_with(
+        h_pinned: bool,
+        budget: usize,
+        slot_bytes: usize,
+        pinned: Vec<(usize, usize)>,
+    ) -> std::result::Result<Placement, usize> {
         let config = PartitionConfig::default();
-        let input =
-            PlacementInput { n: N, h_pinned, config: &config, one_slot: ONE_SLOT, slot_bytes, budget, limits: LIMITS };
+        let (one_slot, limits) = (ONE_SLOT, LIMITS);
+        let input = PlacementInput { n: N, h_pinned, config: &config, one_slot, slot_bytes, pinned, budget, limits };
         place(&input).expect("a valid configuration")
     }
 
@@ -925,6 +1005,39 @@ mod tests {
         assert_eq!(placed(false, ONE_SLOT + SLOT + msm - 1, SLOT), Ok((1, HPlacement::Resident(plan))));
         // A second slot that never fits: one slot, H resident when it fits beside it.
         assert_eq!(placed(true, ONE_SLOT + h + msm, 1 << 40), Ok((1, HPlacement::Resident(plan))));
+    }
+
+    /// Pinned assignments stay resident while everything fits; then H streams first, then the assignments in
+    /// their order, one at a time; a second slot is dropped only when even all of that does not fit.
+    #[test]
+    fn pinned_assignments_stream_after_h_in_order() {
+        let (plan, msm, h) = resident();
+        let pinned = vec![(900 << 20, 100 << 20), (1200 << 20, 150 << 20)];
+        let resident_groups = (900 + 1200) << 20;
+        let all = ONE_SLOT + SLOT + h + msm + resident_groups;
+        let at = |budget| placed_with(true, budget, SLOT, pinned.clone());
+        assert_eq!(at(all), Ok(Placement { slots: 2, h: HPlacement::Resident(plan), streamed: 0 }));
+        match at(all - 1) {
+            Ok(Placement { slots: 2, h: HPlacement::Streamed(_), streamed: 0 }) => {}
+            other => panic!("H streams first: {other:?}"),
+        }
+        // Room for the groups only once the first assignment streams (H streamed too, its smallest plan).
+        let small_h = match at(ONE_SLOT + SLOT + resident_groups + (64 << 20)) {
+            Ok(Placement { slots: 2, h: HPlacement::Streamed(p), streamed: 0 }) => p,
+            other => panic!("{other:?}"),
+        };
+        let streamed_h = small_h.scratch_bytes::<G1>() + small_h.staging_bytes::<G1>(true, false);
+        let first = ONE_SLOT + SLOT + (100 << 20) + (1200 << 20) + h + msm;
+        assert_eq!(at(first), Ok(Placement { slots: 2, h: HPlacement::Resident(plan), streamed: 1 }));
+        let both = ONE_SLOT + SLOT + (250 << 20) + streamed_h;
+        match at(both) {
+            Ok(Placement { slots: 2, h: HPlacement::Streamed(_), streamed: 2 }) => {}
+            other => panic!("both stream with H: {other:?}"),
+        }
+        match at(both - SLOT) {
+            Ok(Placement { slots: 1, h: HPlacement::Streamed(_), streamed }) => assert!(streamed >= 1),
+            other => panic!("one slot: {other:?}"),
+        }
     }
 
     #[test]

@@ -22,6 +22,14 @@ impl<C: Curve> Queries<C> {
         }
     }
 
+    /// Moves pinned queries to the device (they fit the engine's budget).
+    fn upload(&mut self, gpu: &Gpu) -> Result<()> {
+        if let Queries::Pinned(q) = self {
+            *self = Queries::Device(q.iter().map(|p| MsmBases::from_buffer(gpu.upload(p)?)).collect::<Result<_>>()?);
+        }
+        Ok(())
+    }
+
     /// Device memory the bases take (none in pinned host memory).
     fn device_bytes(&self) -> usize {
         match self {
@@ -39,9 +47,16 @@ pub(super) struct AssignmentBases {
 }
 
 impl AssignmentBases {
-    /// Its queries stream from pinned host memory.
+    /// Its queries are in pinned host memory: given so, an engine streams them unless they fit its budget
+    /// (it then uploads them).
     pub(super) fn streamed(&self) -> bool {
-        matches!(self.g1, Queries::Pinned(_))
+        matches!(self.g1, Queries::Pinned(_)) || matches!(self.g2, Queries::Pinned(_))
+    }
+
+    /// Moves its queries to the device.
+    pub(super) fn upload(&mut self, gpu: &Gpu) -> Result<()> {
+        self.g1.upload(gpu)?;
+        self.g2.upload(gpu)
     }
 
     /// Bytes of bases its jobs upload (the streamed queries, each once).

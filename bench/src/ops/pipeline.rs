@@ -26,9 +26,11 @@
 //!   A size whose smallest working set exceeds the budget is skipped with the engine's `DeviceBudget` error,
 //!   which states that working set. `-hchunkK` after a variant: the H MSM in chunks of 2^K points (its
 //!   `PartitionConfig::h_msm` chunk), for the streamed H's A/B.
-//! - `-qstream` after a variant: the assignment queries in pinned memory
-//!   (`PartitionSrs::add_assignment_pinned`), streamed window by window through every job; `-qwK` after
-//!   that: windows of 2^K positions (`PartitionConfig::query_window`).
+//! - `-qpinned` after a variant: the assignment queries in pinned memory
+//!   (`PartitionSrs::add_assignment_pinned`): uploaded where the budget has room, else streamed window by
+//!   window through every job (after H); `-qwK` after that: windows of 2^K positions
+//!   (`PartitionConfig::query_window`). `-budget8` and `-budget12` exist for these (at 2^24 the queries
+//!   stream only below ~17 GB).
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -77,10 +79,11 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget16-hchunk22",
     "pinned-2stream-budget16-hchunk23",
     "pinned-2stream-budget16-hchunk24",
-    "pinned-2stream-qstream",
-    "pinned-2stream-budget16-qstream",
-    "pinned-2stream-qstream-qw20",
-    "pinned-2stream-qstream-qw24",
+    "pinned-2stream-qpinned",
+    "pinned-2stream-budget12-qpinned",
+    "pinned-2stream-budget8-qpinned",
+    "pinned-2stream-budget12-qpinned-qw20",
+    "pinned-2stream-budget12-qpinned-qw24",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -102,21 +105,21 @@ struct Variant {
     budget: Option<usize>,
     /// The H MSM's points per chunk (the `-hchunkK` suffix: 2^K), else the engine's choice.
     h_chunk: Option<usize>,
-    /// The assignment queries stream from pinned host memory (`-qstream`), in windows of this many positions
-    /// (`-qwK`: 2^K) or the engine's default.
-    queries_streamed: bool,
+    /// The assignment queries are given in pinned host memory (`-qpinned`), streamed (when the budget needs
+    /// it) in windows of this many positions (`-qwK`: 2^K) or the engine's default.
+    queries_pinned: bool,
     query_window: Option<usize>,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
     if let Some((base, bits)) = v.rsplit_once("-qw") {
         let bits: u32 = bits.parse().ok().filter(|b| (16..=26).contains(b))?;
-        let base = parse_variant(base).filter(|b| b.queries_streamed && b.query_window.is_none())?;
+        let base = parse_variant(base).filter(|b| b.queries_pinned && b.query_window.is_none())?;
         return Some(Variant { query_window: Some(1 << bits), ..base });
     }
-    if let Some(base) = v.strip_suffix("-qstream") {
-        let base = parse_variant(base).filter(|b| b.gpus == 1 && !b.queries_streamed)?;
-        return Some(Variant { queries_streamed: true, ..base });
+    if let Some(base) = v.strip_suffix("-qpinned") {
+        let base = parse_variant(base).filter(|b| b.gpus == 1 && !b.queries_pinned)?;
+        return Some(Variant { queries_pinned: true, ..base });
     }
     if let Some((base, bits)) = v.rsplit_once("-hchunk") {
         let bits: u32 = bits.parse().ok().filter(|b| (16..=27).contains(b))?;
@@ -124,7 +127,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         return Some(Variant { h_chunk: Some(1 << bits), ..base });
     }
     if let Some((base, gib)) = v.rsplit_once("-budget") {
-        let gib: usize = gib.parse().ok().filter(|g| [16, 24].contains(g))?;
+        let gib: usize = gib.parse().ok().filter(|g| [8, 12, 16, 24].contains(g))?;
         let base = parse_variant(base).filter(|b| b.gpus == 1 && b.budget.is_none())?;
         return Some(Variant { budget: Some(gib << 30), ..base });
     }
@@ -136,7 +139,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         batch_add: PartitionConfig::default().batch_add,
         budget: None,
         h_chunk: None,
-        queries_streamed: false,
+        queries_pinned: false,
         query_window: None,
     };
     Some(match v {
@@ -493,7 +496,7 @@ impl<'g> GpuCase<'g> {
                 None => None,
             };
             // Streamed queries likewise.
-            let pinned_queries = if variant.queries_streamed {
+            let pinned_queries = if variant.queries_pinned {
                 let g1 = gens
                     .g1
                     .iter()
@@ -775,24 +778,20 @@ mod tests {
             Some((Some(16 << 30), Some(1 << 23)))
         );
         assert_eq!(
-            parse_variant("pinned-2stream-budget16-qstream-qw20").map(|v| (
-                v.budget,
-                v.queries_streamed,
-                v.query_window
-            )),
+            parse_variant("pinned-2stream-budget16-qpinned-qw20").map(|v| (v.budget, v.queries_pinned, v.query_window)),
             Some((Some(16 << 30), true, Some(1 << 20)))
         );
         for bad in [
-            "pinned-2stream-budget8",
+            "pinned-2stream-budget10",
             "pinned-2stream-2gpu-budget16",
             "pinned-2stream-budget16-budget24",
             "nothing-budget16",
             "pinned-2stream-hchunk15",
             "pinned-2stream-hchunk23-hchunk24",
             "pinned-2stream-qw20",
-            "pinned-2stream-qstream-qstream",
-            "pinned-2stream-2gpu-qstream",
-            "pinned-2stream-qstream-qw12",
+            "pinned-2stream-qpinned-qpinned",
+            "pinned-2stream-2gpu-qpinned",
+            "pinned-2stream-qpinned-qw12",
         ] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
