@@ -13,14 +13,14 @@ pub(super) struct Slot {
     /// Per assignment the ones bitmap, as many words as [`SlotLayout::ones_words`] says: a streamed
     /// assignment's is zero-padded to whole windows, and the bits past the assignment's length are cleared.
     pub(super) ones: Vec<DeviceBuffer<u32>>,
-    /// Per streamed assignment, the tail entries of each window (empty for the others).
+    /// Per assignment in pinned memory, the tail entries of each window (empty for the others).
     pub(super) tail_windows: Vec<Vec<Range<usize>>>,
     /// Per assignment its last bitmap word, masked to the assignment's length, to upload from.
     last_ones: PinnedBuffer<u32>,
 }
 
-/// What a slot holds beyond the job's shape: per assignment, the positions per window when its queries
-/// stream (`None`: resident).
+/// What a slot holds beyond the job's shape: per assignment, the positions per window when its queries are
+/// in pinned memory (they stream unless the budget has room for them; `None`: on the device).
 #[derive(Clone, Debug)]
 pub(super) struct SlotLayout {
     pub(super) shape: PartitionShape,
@@ -28,7 +28,7 @@ pub(super) struct SlotLayout {
 }
 
 impl SlotLayout {
-    /// Bitmap words of assignment `i`'s slot buffer: its length's, or whole windows' when it streams (a
+    /// Bitmap words of assignment `i`'s slot buffer: its length's, or whole windows' when it may stream (a
     /// window's batch addition reads a window of bits).
     pub(super) fn ones_words(&self, i: usize) -> usize {
         let len = self.shape.assignments[i];
