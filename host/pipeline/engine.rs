@@ -345,7 +345,7 @@ fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize
 /// multiple of 32.
 pub(super) fn query_window(len: usize, config: &PartitionConfig) -> Result<usize> {
     let w = config.query_window;
-    if w == 0 || w % 32 != 0 {
+    if w == 0 || !w.is_multiple_of(32) {
         return Err(Error::Pipeline(format!("PartitionConfig::query_window {w}: a positive multiple of 32")));
     }
     Ok(w.min(len.next_multiple_of(32)))
@@ -915,7 +915,7 @@ fn upload_ones(
     let Some((&last, full)) = ones.split_last() else {
         return Ok(());
     };
-    let mask = if len % 32 == 0 { u32::MAX } else { (1u32 << (len % 32)) - 1 };
+    let mask = if len.is_multiple_of(32) { u32::MAX } else { (1u32 << (len % 32)) - 1 };
     s.last_ones[i] = last & mask;
     let (dst, last_ones) = (&mut s.ones[i], &mut s.last_ones);
     rec.phase(name, PhaseKind::H2d, size_of_val(ones), stream, |st| {
