@@ -764,28 +764,44 @@ impl<'g> PartitionEngine<'g> {
         }
     }
 
-    /// Queues the batch additions and tail MSMs of the job in `slot`, then its H MSM: a streamed H's first
-    /// chunks upload (copy stream) while the assignment work runs, so its MSM need not wait for them.
+    /// Queues the job's MSM stage, in slot `slot`: the work whose bases are on the device first, then what
+    /// streams (its copies are the stage's bottleneck, so the first ones upload while the resident work runs):
+    /// a resident H MSM, the resident query groups, the streamed ones, a streamed H MSM.
     pub(super) fn queue_msm_stage(&mut self, slot: usize, inputs: &CudaEvent, rec: &mut PhaseRecorder) -> Result<()> {
         let compute = self.gpu.stream().clone();
         compute.wait(inputs)?;
         let s = &self.slots[slot];
         let (h_msm, srs) = (&mut self.h_msm, &mut self.srs);
-        for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&mut srs.assignments).enumerate() {
-            if let Some(group) = g1 {
-                group.enqueue(&mut bases.g1, s, i, rec, &compute, &format!("{i}.g1"))?;
-            }
-            if let Some(group) = g2 {
-                group.enqueue(&mut bases.g2, s, i, rec, &compute, &format!("{i}.g2"))?;
+        let h_resident = matches!(srs.h, HQuery::Device(_));
+        let mut queue_h = |rec: &mut PhaseRecorder, h: &mut HQuery| -> Result<()> {
+            let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, &compute)?;
+            let queued = match h {
+                HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
+                HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a), CopyPhases::new(rec, "h2d.h")),
+            };
+            rec.end(phase, &compute)?;
+            queued
+        };
+        if h_resident {
+            queue_h(rec, &mut srs.h)?;
+        }
+        for streamed in [false, true] {
+            for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&mut srs.assignments).enumerate() {
+                if bases.streamed() != streamed {
+                    continue;
+                }
+                if let Some(group) = g1 {
+                    group.enqueue(&mut bases.g1, s, i, rec, &compute, &format!("{i}.g1"))?;
+                }
+                if let Some(group) = g2 {
+                    group.enqueue(&mut bases.g2, s, i, rec, &compute, &format!("{i}.g2"))?;
+                }
             }
         }
-        let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, &compute)?;
-        let queued = match &mut srs.h {
-            HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
-            HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a), CopyPhases::new(rec, "h2d.h")),
-        };
-        rec.end(phase, &compute)?;
-        queued
+        if !h_resident {
+            queue_h(rec, &mut srs.h)?;
+        }
+        Ok(())
     }
 
     /// Waits for the queued MSM stage and returns its results (every engine is finished, whatever fails).
