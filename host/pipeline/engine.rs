@@ -303,7 +303,7 @@ fn place_h(input: &PlacementInput<'_>, room: usize) -> Result<std::result::Resul
         return Ok(Err(resident_bytes));
     }
     // Streamed bases cannot be a precomputed table; the fewest chunks whose scratch and staging fit (the
-    // first chunks upload while the job's assignment work runs: `queue_msm_stage`).
+    // first chunks upload while the job's work on device bases runs: `queue_msm_stage`).
     let streamed = MsmConfig { chunk: h_msm.chunk, precompute: 0, ..*h_msm };
     match MsmPlan::within_streamed_bases::<G1>(input.n, &streamed, &input.limits.capped(room)) {
         Ok(plan) => Ok(Ok(HPlacement::Streamed(plan))),
