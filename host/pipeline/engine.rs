@@ -418,9 +418,10 @@ pub struct PartitionEngine<'g> {
 impl<'g> PartitionEngine<'g> {
     /// Allocates the working set on `gpu` for `srs` (which must live on `gpu`): the NTT tables (built here
     /// with one transform chain over the zeroed slot), MSM engines, batch adders and `config.slots` input
-    /// slots, all within [`PartitionConfig::max_device_bytes`]: an H query in pinned memory is uploaded if the
-    /// whole set fits, else streamed, and fewer slots are made where the configured number does not fit even
-    /// then ([`PartitionEngine::memory`] says what was chosen). `Err(DeviceBudget)` when the
+    /// slots, all within [`PartitionConfig::max_device_bytes`]: an H query and assignment queries in pinned
+    /// memory are uploaded if the whole set fits, else streamed (H first, then the assignments, smallest
+    /// first), and fewer slots are made where the configured number does not fit even then
+    /// ([`PartitionEngine::memory`] says what was chosen). `Err(DeviceBudget)` when the
     /// budget is below the smallest working set, `Err(OutOfMemory)` when the device cannot hold what fits the
     /// budget; either way nothing stays allocated.
     pub fn new(gpu: &'g Gpu, mut srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {

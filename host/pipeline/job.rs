@@ -43,7 +43,9 @@ pub struct PartitionConfig {
     /// Device memory the engine may hold, the SRS included (`None`: what the device has free when the engine
     /// is made, plus the SRS already on it). An H query given in pinned host memory
     /// ([`PartitionSrs::pinned`]) is uploaded when the whole working set fits, else streamed through the H MSM
-    /// chunk by chunk in every job; where even that does not fit, fewer [`Self::slots`] are made (one job's
+    /// chunk by chunk in every job; then likewise assignment queries given in pinned memory
+    /// ([`PartitionSrs::add_assignment_pinned`], window by window of [`Self::query_window`]); where even
+    /// that does not fit, fewer [`Self::slots`] are made (one job's
     /// uploads then wait for the previous job's compute); below the smallest working set [`PartitionEngine::new`] is
     /// `Err(DeviceBudget)`, stating it. Jobs allocate nothing, so a job never exceeds it.
     pub max_device_bytes: Option<usize>,
