@@ -151,10 +151,11 @@ impl PartitionSrs {
         Ok(self.assignments.len() - 1)
     }
 
-    /// Adds an assignment whose queries stay in pinned host memory (e.g. [`crate::PinnedPool`] buffers filled
-    /// once from the key) and stream through every job, window by window of
-    /// [`PartitionConfig::query_window`] positions: for a key larger than the device-memory budget. Jobs must
-    /// then give the assignment's `tail_index` ascending (as [`split_assignment`] writes it). Lengths as
+    /// Adds an assignment whose queries are in pinned host memory (e.g. [`crate::PinnedPool`] buffers filled
+    /// once from the key), for a key larger than the device-memory budget: the engine uploads them when its
+    /// budget has room, else streams them through every job, window by window of
+    /// [`PartitionConfig::query_window`] positions ([`PartitionEngine::memory`] says which). Jobs must then
+    /// give the assignment's `tail_index` ascending (as [`split_assignment`] writes it). Lengths as
     /// [`PartitionSrs::add_assignment`]. Returns its index.
     pub fn add_assignment_pinned(
         &mut self,
