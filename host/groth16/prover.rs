@@ -151,8 +151,9 @@ pub struct ProverConfig {
     /// is safe; cached memory keeps a partially written line in the cache rather than flushing it.
     pub pinned_mode: PinnedMode,
     /// Device memory each GPU's engine may hold (`None`: what the GPU has free): the engine's
-    /// [`PartitionConfig::max_device_bytes`]. With a budget the H query starts in pinned memory (from this
-    /// prover's pool) and streams in every proof when the rest leaves it no room ([`Groth16Prover::memory`]).
+    /// [`PartitionConfig::max_device_bytes`]. With a budget the H query and the assignment queries start in
+    /// pinned memory (from this prover's pool) and stream in every proof when the rest leaves them no room, H
+    /// first ([`Groth16Prover::memory`]).
     pub max_device_bytes: Option<usize>,
 }
 
@@ -490,7 +491,14 @@ impl<'g> Groth16Prover<'g> {
         };
         for g in 0..layout.groups.len() {
             let (g1, g2) = group_queries(&layout, g, &q);
-            srs.add_assignment_host(d.gpu, &g1, &g2)?;
+            if config.max_device_bytes.is_some() {
+                // Likewise the assignment queries: uploaded where the budget has room, else streamed.
+                let g1 = g1.iter().map(|points| pinned_copy(&self.pool, points)).collect::<Result<Vec<_>>>()?;
+                let g2 = g2.iter().map(|points| pinned_copy(&self.pool, points)).collect::<Result<Vec<_>>>()?;
+                srs.add_assignment_pinned(g1, g2)?;
+            } else {
+                srs.add_assignment_host(d.gpu, &g1, &g2)?;
+            }
         }
         if self.config.engine.is_none() && !w.aux.is_empty() {
             let tail = w.aux.iter().filter(|v| **v != Scalar::ZERO && **v != Scalar::ONE).count();
@@ -501,6 +509,13 @@ impl<'g> Groth16Prover<'g> {
         d.engine = Some(Engine { engine, layout, generation: self.generations });
         Ok(())
     }
+}
+
+/// `points` copied into a buffer of `pool`.
+fn pinned_copy<T: crate::memory::DeviceSafe>(pool: &PinnedPool, points: &[T]) -> Result<PinnedBuffer<T>> {
+    let mut pinned = pool.take::<T>(points.len())?;
+    pinned.copy_from_slice(points);
+    Ok(pinned)
 }
 
 /// The G1 and G2 bases of engine assignment `g`, in the order of the layout's slots.
