@@ -10,7 +10,8 @@ pub(super) fn query_points<C: Curve>(bases: &MsmBases<C>) -> Result<&DeviceBuffe
 pub(super) enum Queries<C: Curve> {
     /// On the device.
     Device(Vec<MsmBases<C>>),
-    /// In pinned host memory, streamed window by window through the assignment's work in every job.
+    /// In pinned host memory: an engine uploads them when its budget has room (they become `Device`), else
+    /// streams them window by window through the assignment's work in every job.
     Pinned(Vec<PinnedBuffer<C::Affine>>),
 }
 
