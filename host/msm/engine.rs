@@ -331,9 +331,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         mut copies: CopyPhases<'_>,
         mut per_window: impl FnMut(usize, usize, &DeviceBuffer<C::Affine>) -> Result<()>,
     ) -> Result<()> {
-        if self.pending.is_some() {
-            return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
-        }
+        self.check_free("Msm::enqueue")?;
         let rows = tables.first().map_or(0, |t| t.len());
         let chunk = self.plan.chunk.min(self.plan.n);
         if window == 0 || window > chunk || rows > self.plan.n {
@@ -419,11 +417,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             }
             Ok(())
         })();
-        if queued.is_err() {
-            self.pending = None;
-            let _ = self.gpu.synchronize();
-            return queued;
-        }
+        self.settle(queued)?;
         for table in tables.iter_mut() {
             table.mark_read_by(self.gpu.copy_stream())?;
         }
@@ -448,9 +442,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             tables = bases.len()
         );
         let _entered = span.enter();
-        if self.pending.is_some() {
-            return Err(Error::MsmConfig("Msm::enqueue while an MSM is queued (call finish first)".into()));
-        }
+        self.check_free("Msm::enqueue")?;
         for b in bases {
             self.check_inputs(b, &scalars)?;
         }
@@ -471,11 +463,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             // The copies read the caller's memory: they must be done before its borrow ends.
             if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }
         });
-        if queued.is_err() {
-            self.pending = None;
-            let _ = self.gpu.synchronize();
-        }
-        queued
+        self.settle(queued)
     }
 
     /// Waits for the MSM queued by [`Msm::enqueue`] and returns it normalized (`Z = 1`, or the identity).
@@ -518,9 +506,7 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// count and the sort; for tests and diagnostics (`zkgpu_kernels::msm::model::sorted_windows` is the
     /// reference). Same input checks as [`Msm::run`].
     pub fn sorted_chunk(&mut self, bases: Bases<'_, C>, scalars: Scalars<'_>) -> Result<Vec<(Vec<u32>, Vec<u32>)>> {
-        if self.pending.is_some() {
-            return Err(Error::MsmConfig("Msm::sorted_chunk while an MSM is queued (call finish first)".into()));
-        }
+        self.check_free("Msm::sorted_chunk")?;
         self.check_inputs(&bases, &scalars)?;
         let (q, b) = (self.plan.virtual_windows as usize, self.plan.buckets());
         let len = scalars.len().min(self.plan.chunk);
@@ -546,6 +532,24 @@ impl<'g, C: Curve> Msm<'g, C> {
                 (offsets, entries)
             })
             .collect())
+    }
+
+    /// `Err(MsmConfig)` naming `call` while an MSM is queued.
+    fn check_free(&self, call: &str) -> Result<()> {
+        match self.pending {
+            Some(_) => Err(Error::MsmConfig(format!("{call} while an MSM is queued (call finish first)"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Passes on how queueing went; after an error the MSM is forgotten and the GPU synchronized, so nothing
+    /// queued reads the caller's memory afterwards.
+    fn settle(&mut self, queued: Result<()>) -> Result<()> {
+        if queued.is_err() {
+            self.pending = None;
+            let _ = self.gpu.synchronize();
+        }
+        queued
     }
 
     /// The checks [`Msm::enqueue`] makes before queueing anything.

@@ -13,7 +13,7 @@ pub(super) struct Slot {
     /// Per assignment the ones bitmap, as many words as [`SlotLayout::ones_words`] says: a streamed
     /// assignment's is zero-padded to whole windows, and the bits past the assignment's length are cleared.
     pub(super) ones: Vec<DeviceBuffer<u32>>,
-    /// Per assignment in pinned memory, the tail entries of each window (empty for the others).
+    /// Per streamed assignment, the tail entries of each window (empty for the others).
     pub(super) tail_windows: Vec<Vec<Range<usize>>>,
     /// Per assignment its last bitmap word, masked to the assignment's length, to upload from.
     last_ones: PinnedBuffer<u32>,
@@ -702,7 +702,7 @@ impl<'g> PartitionEngine<'g> {
             s.tail_len[i] = input.tail.len();
             let len = self.layout.shape.assignments[i];
             upload_ones(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..len.div_ceil(32)], len, s, i)?;
-            if let Some(w) = self.layout.windows[i] {
+            if let (Some(w), true) = (self.layout.windows[i], self.srs.assignments[i].streamed()) {
                 s.tail_windows[i] = window_ranges(input.tail_index, w, len.div_ceil(w));
             }
         }

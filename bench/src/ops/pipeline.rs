@@ -451,7 +451,7 @@ fn pin_copy<T: zkgpu::DeviceSafe>(gpu: &Gpu, v: &[T]) -> Result<PinnedBuffer<T>>
     Ok(p)
 }
 
-/// A device buffer's copy in pinned memory (a streamed query's home).
+/// A device buffer's copy in pinned memory (where a budget's engine may stream it from).
 fn pinned_copy<T: zkgpu::DeviceSafe>(gpu: &Gpu, v: &DeviceBuffer<T>) -> Result<PinnedBuffer<T>> {
     let mut p = gpu.alloc_pinned::<T>(v.len(), PinnedMode::WriteCombined)?;
     gpu.download_into(v, &mut p)?;
@@ -488,11 +488,7 @@ impl<'g> GpuCase<'g> {
             // A budget's H query comes from pinned memory, made before the watch starts (its device copy is
             // only the generator's).
             let pinned_h = match variant.budget {
-                Some(_) => {
-                    let mut h = g.alloc_pinned::<G1Affine>(n, PinnedMode::WriteCombined)?;
-                    g.download_into(&generate_on_gpu(g, &gens.h, n)?, &mut h)?;
-                    Some(h)
-                }
+                Some(_) => Some(pinned_copy(g, &generate_on_gpu(g, &gens.h, n)?)?),
                 None => None,
             };
             // Streamed queries likewise.
