@@ -425,7 +425,8 @@ impl Ntt {
             self.queue_groth16_h_prepare(&tables, v, log_n)?;
         }
         self.queue_groth16_h_prepare_c(&tables, c, log_n)?;
-        self.queue_groth16_h_combine(&tables, a, b, c, log_n)
+        self.queue_groth16_h_multiply(&tables, a, b, log_n)?;
+        self.queue_groth16_h_finish(&tables, a, c, log_n)
     }
 
     /// The per-vector part of [`Ntt::groth16_h`] for A and B: takes the evaluations of one of them on the
@@ -455,7 +456,8 @@ impl Ntt {
     /// leaves), leaves in `a` the coefficients (natural order) of `h = (A B - C) / Z`: the pointwise kernel,
     /// one coset inverse DIF, the subtraction and one permutation. `b` and `c` are only read. Queued on the
     /// compute stream; returns without waiting. Errors as for [`Ntt::groth16_h`] (`NttBatchShape` for `b` or
-    /// `c` not as long as `a`), with nothing queued and `a` unchanged.
+    /// `c` not as long as `a`), with nothing queued and `a` unchanged. It is [`Ntt::groth16_h_multiply`] then
+    /// [`Ntt::groth16_h_finish`].
     pub fn groth16_h_combine(
         &self,
         a: &mut DeviceBuffer<Scalar>,
@@ -466,7 +468,34 @@ impl Ntt {
         let log_n = groth16_h_shape(a.len(), b.len(), c.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
-        self.queue_groth16_h_combine(&tables, a, b, c, log_n)
+        self.queue_groth16_h_multiply(&tables, a, b, log_n)?;
+        self.queue_groth16_h_finish(&tables, a, c, log_n)
+    }
+
+    /// The first half of [`Ntt::groth16_h_combine`]: `a[i] = a[i] b[i] / Z` on the coset (A and B as
+    /// [`Ntt::groth16_h_prepare`] leaves them). `b` is only read, so its buffer may take C next: A, B and C
+    /// need never be on the device at once (the partition engine's two-vector slots). Queued on the compute
+    /// stream; errors as for [`Ntt::groth16_h_combine`], with nothing queued and `a` unchanged.
+    pub fn groth16_h_multiply(&self, a: &mut DeviceBuffer<Scalar>, b: &DeviceBuffer<Scalar>) -> Result<()> {
+        self.gpu.owns("Groth16 H a", a)?;
+        self.gpu.owns("Groth16 H b", b)?;
+        let log_n = groth16_h_shape(a.len(), b.len(), b.len())?;
+        let mut tables = self.lock();
+        self.groth16_h_tables(&mut tables, log_n)?;
+        self.queue_groth16_h_multiply(&tables, a, b, log_n)
+    }
+
+    /// The second half of [`Ntt::groth16_h_combine`]: from `a` as [`Ntt::groth16_h_multiply`] leaves it and
+    /// C's coefficients (what [`Ntt::groth16_h_prepare_c`] leaves), the coefficients of `h` in `a`: one coset
+    /// inverse DIF, the subtraction of C / Z and one permutation. `c` is only read. Queued on the compute
+    /// stream; errors as for [`Ntt::groth16_h_combine`], with nothing queued and `a` unchanged.
+    pub fn groth16_h_finish(&self, a: &mut DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
+        self.gpu.owns("Groth16 H a", a)?;
+        self.gpu.owns("Groth16 H c", c)?;
+        let log_n = groth16_h_shape(a.len(), c.len(), c.len())?;
+        let mut tables = self.lock();
+        self.groth16_h_tables(&mut tables, log_n)?;
+        self.queue_groth16_h_finish(&tables, a, c, log_n)
     }
 
     /// `Err(WrongDevice)` unless Groth16's a, b and c live on this NTT's GPU.
@@ -525,22 +554,33 @@ impl Ntt {
         Ok(())
     }
 
-    /// Queues [`Ntt::groth16_h_combine`]'s kernels (tables built, lengths 2^log_n checked).
-    fn queue_groth16_h_combine(
+    /// Queues [`Ntt::groth16_h_multiply`]'s kernel (tables built, lengths 2^log_n checked).
+    fn queue_groth16_h_multiply(
         &self,
         tables: &Tables,
         a: &mut DeviceBuffer<Scalar>,
         b: &DeviceBuffer<Scalar>,
+        log_n: u32,
+    ) -> Result<()> {
+        let n = a.len();
+        let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
+        let pointwise =
+            args::NttHPointwise { a: write(a.raw_mut()), b: read(b.raw()), z: read(z_inv.raw()), count: n as u64 };
+        // SAFETY: ntt_h_pointwise reads a, b (n elements each) and z (one element) and writes only a (a distinct
+        // buffer: it is borrowed mutably); grid-stride loop bounded by count = n.
+        unsafe { self.h_pointwise.launch(self.gpu.stream(), self.elementwise_config(n), pointwise) }
+    }
+
+    /// Queues [`Ntt::groth16_h_finish`]'s kernels (tables built, lengths 2^log_n checked).
+    fn queue_groth16_h_finish(
+        &self,
+        tables: &Tables,
+        a: &mut DeviceBuffer<Scalar>,
         c: &DeviceBuffer<Scalar>,
         log_n: u32,
     ) -> Result<()> {
         let n = a.len();
         let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
-        let count = n as u64;
-        let pointwise = args::NttHPointwise { a: write(a.raw_mut()), b: read(b.raw()), z: read(z_inv.raw()), count };
-        // SAFETY: ntt_h_pointwise reads a, b (n elements each) and z (one element) and writes only a (a distinct
-        // buffer: it is borrowed mutably); grid-stride loop bounded by count = n.
-        unsafe { self.h_pointwise.launch(self.gpu.stream(), self.elementwise_config(n), pointwise) }?;
         if log_n > 0 {
             let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
             for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse)) {
@@ -548,7 +588,8 @@ impl Ntt {
             }
         }
         // Both a and c are coefficients in bit-reversed order here.
-        let subtract = args::NttHSubtract { a: write(a.raw_mut()), c: read(c.raw()), z: read(z_inv.raw()), count };
+        let subtract =
+            args::NttHSubtract { a: write(a.raw_mut()), c: read(c.raw()), z: read(z_inv.raw()), count: n as u64 };
         // SAFETY: ntt_h_subtract reads a, c (n elements each) and z (one element) and writes only a (borrowed
         // mutably, so distinct from c); grid-stride loop bounded by count = n.
         unsafe { self.h_subtract.launch(self.gpu.stream(), self.elementwise_config(n), subtract) }?;

@@ -5,7 +5,8 @@ use super::*;
 pub(super) struct Slot {
     pub(super) a: DeviceBuffer<Scalar>,
     pub(super) b: DeviceBuffer<Scalar>,
-    pub(super) c: DeviceBuffer<Scalar>,
+    /// C's own buffer; `None` where C shares B's ([`SlotLayout::c_shares_b`]).
+    pub(super) c: Option<DeviceBuffer<Scalar>>,
     /// Per assignment: the tail scalars, their positions, how many the job has, and the ones bitmap.
     pub(super) tails: Vec<DeviceBuffer<Scalar>>,
     pub(super) tail_index: Vec<DeviceBuffer<u32>>,
@@ -20,11 +21,16 @@ pub(super) struct Slot {
 }
 
 /// What a slot holds beyond the job's shape: per assignment, the positions per window when its queries are
-/// in pinned memory (they stream unless the budget has room for them; `None`: on the device).
+/// in pinned memory (they stream unless the budget has room for them; `None`: on the device); and whether C
+/// shares B's buffer.
 #[derive(Clone, Debug)]
 pub(super) struct SlotLayout {
     pub(super) shape: PartitionShape,
     pub(super) windows: Vec<Option<usize>>,
+    /// Two vectors of `n` instead of three: C is uploaded into B's buffer once B is multiplied into A
+    /// ([`Ntt::groth16_h_multiply`]), so its upload waits for B's transforms (chosen only where three do not
+    /// fit the budget: a 2^27 slot is then 4.3 GB smaller).
+    pub(super) c_shares_b: bool,
 }
 
 impl SlotLayout {
@@ -47,7 +53,8 @@ impl Slot {
         let per_assignment = |i: usize| {
             shape.assignments[i] * (size_of::<Scalar>() + size_of::<u32>()) + layout.ones_words(i) * size_of::<u32>()
         };
-        3 * shape.n * size_of::<Scalar>() + (0..shape.assignments.len()).map(per_assignment).sum::<usize>()
+        let vectors = if layout.c_shares_b { 2 } else { 3 };
+        vectors * shape.n * size_of::<Scalar>() + (0..shape.assignments.len()).map(per_assignment).sum::<usize>()
     }
 
     pub(super) fn new(gpu: &Gpu, layout: &SlotLayout) -> Result<Slot> {
@@ -55,7 +62,7 @@ impl Slot {
         Ok(Slot {
             a: gpu.alloc_zeroed(n)?,
             b: gpu.alloc_zeroed(n)?,
-            c: gpu.alloc_zeroed(n)?,
+            c: if layout.c_shares_b { None } else { Some(gpu.alloc_zeroed(n)?) },
             tails: lens.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
             tail_index: lens.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
             tail_len: vec![0; lens.len()],
@@ -63,6 +70,17 @@ impl Slot {
             tail_windows: vec![Vec::new(); lens.len()],
             last_ones: gpu.alloc_pinned(lens.len(), crate::pinned::PinnedMode::WriteCombined)?,
         })
+    }
+
+    /// Queues the NTT chain on the slot's a, b, c as a job does, without its uploads and phases (the engine
+    /// builds the NTT tables with it).
+    fn transform(&mut self, ntt: &Ntt) -> Result<()> {
+        ntt.groth16_h_prepare(&mut self.a)?;
+        ntt.groth16_h_prepare(&mut self.b)?;
+        ntt.groth16_h_multiply(&mut self.a, &self.b)?;
+        let c = self.c.as_mut().unwrap_or(&mut self.b);
+        ntt.groth16_h_prepare_c(c)?;
+        ntt.groth16_h_finish(&mut self.a, self.c.as_ref().unwrap_or(&self.b))
     }
 
     /// Assignment `i`'s tail as the sparse scalars of its MSMs.
@@ -229,6 +247,9 @@ pub struct EngineMemory {
     pub streamed_bytes_per_job: usize,
     /// Input slots it holds: [`PartitionConfig::slots`], or fewer where the budget has no room for them.
     pub slots: usize,
+    /// Its slots hold two vectors of `n`, not three: C is uploaded into B's buffer once B is multiplied into
+    /// A, so a job's last upload waits for its first transforms (chosen only where three do not fit).
+    pub c_shares_b: bool,
 }
 
 /// Where the H MSM's bases live.
@@ -246,9 +267,11 @@ struct PlacementInput<'c> {
     n: usize,
     h_pinned: bool,
     config: &'c PartitionConfig,
-    /// Device memory of the SRS, the NTT tables, the query groups and one slot; and of one slot.
+    /// Device memory of the SRS, the NTT tables, the query groups and one slot; and of one slot (three vectors
+    /// of `n`); and of one vector of `n` (what each slot saves where C shares B's buffer).
     one_slot: usize,
     slot_bytes: usize,
+    vector_bytes: usize,
     /// Per assignment given in pinned memory, in the order they stream: its device memory resident (its
     /// queries and groups) and streamed (its groups and staging). Not in `one_slot`.
     pinned: Vec<(usize, usize)>,
@@ -257,19 +280,21 @@ struct PlacementInput<'c> {
     limits: DeviceLimits,
 }
 
-/// What [`place`] chose: slots, the H MSM's placement, and how many of the pinned assignments stream (the
-/// first ones in [`PlacementInput::pinned`]'s order).
+/// What [`place`] chose: slots, whether C shares B's buffer in them, the H MSM's placement, and how many of
+/// the pinned assignments stream (the first ones in [`PlacementInput::pinned`]'s order).
 #[derive(Debug, PartialEq)]
 struct Placement {
     slots: usize,
+    c_shares_b: bool,
     h: HPlacement,
     streamed: usize,
 }
 
 /// The most slots (up to the configured count) with which the rest fits, then the least streamed: H resident
-/// before streamed, then the pinned assignments one after another (a second slot hides the next job's
-/// uploads, worth more than keeping the key on the device). `Ok(Err(needed))`: nothing fits; `needed` is
-/// the smallest working set.
+/// before streamed, then two-vector slots (C in B's buffer: its upload waits for B's transforms), then the
+/// pinned assignments one after another (a second slot hides the next job's uploads, worth more than
+/// keeping the key on the device; a streamed assignment copies its queries in every job, far more than C's
+/// upload). `Ok(Err(needed))`: nothing fits; `needed` is the smallest working set.
 fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<Placement, usize>> {
     let mut smallest = usize::MAX;
     for slots in (1..=input.config.slots.max(1)).rev() {
@@ -277,10 +302,13 @@ fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<Placement, us
             let (stream, keep) = input.pinned.split_at(streamed);
             let groups: usize =
                 stream.iter().map(|&(_, s)| s).sum::<usize>() + keep.iter().map(|&(r, _)| r).sum::<usize>();
-            let fixed = input.one_slot + (slots - 1) * input.slot_bytes + groups;
-            match place_h(input, input.budget.saturating_sub(fixed))? {
-                Ok(h) => return Ok(Ok(Placement { slots, h, streamed })),
-                Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
+            for c_shares_b in [false, true] {
+                let saved = if c_shares_b { slots * input.vector_bytes } else { 0 };
+                let fixed = (input.one_slot + (slots - 1) * input.slot_bytes + groups).saturating_sub(saved);
+                match place_h(input, input.budget.saturating_sub(fixed))? {
+                    Ok(h) => return Ok(Ok(Placement { slots, c_shares_b, h, streamed })),
+                    Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
+                }
             }
         }
     }
@@ -446,11 +474,12 @@ impl<'g> PartitionEngine<'g> {
             .iter()
             .map(|a| a.streamed().then(|| query_window(a.len, &config)).transpose())
             .collect::<Result<Vec<_>>>()?;
-        let layout = SlotLayout { shape: srs.shape(), windows };
-        // What is certain before allocating anything (the SRS and one slot): a budget below it is refused
-        // without touching the device.
+        let mut layout = SlotLayout { shape: srs.shape(), windows, c_shares_b: false };
+        // What is certain before allocating anything (the SRS and one slot of two vectors): a budget below it
+        // is refused without touching the device.
         let slot_bytes = Slot::bytes(&layout);
-        let floor = srs.device_bytes() + slot_bytes;
+        let vector_bytes = srs.n * size_of::<Scalar>();
+        let floor = srs.device_bytes() + slot_bytes - vector_bytes;
         if floor > budget {
             return Err(over(floor));
         }
@@ -467,10 +496,10 @@ impl<'g> PartitionEngine<'g> {
             .iter()
             .map(|a| if a.streamed() { Ok(None) } else { groups(a, None).map(Some) })
             .collect::<Result<Vec<_>>>()?;
-        // One slot first: the NTT tables are built on it (so that jobs allocate nothing) and its size is known.
-        let mut first = Slot::new(gpu, &layout)?;
-        ntt.groth16_h(&mut first.a, &mut first.b, &mut first.c)?;
-        let mut slots = vec![first];
+        // One slot of two vectors first (C gets its own buffer once placed): the NTT tables are built on it (so
+        // that jobs allocate nothing).
+        let mut first = Slot::new(gpu, &SlotLayout { c_shares_b: true, ..layout.clone() })?;
+        first.transform(&ntt)?;
         let one_slot = srs.device_bytes()
             + ntt.device_bytes()
             + slot_bytes
@@ -495,6 +524,7 @@ impl<'g> PartitionEngine<'g> {
             config: &config,
             one_slot,
             slot_bytes,
+            vector_bytes,
             pinned: pinned_bytes,
             budget,
             // The room is the budget's: the device is checked by the allocations themselves.
@@ -504,7 +534,12 @@ impl<'g> PartitionEngine<'g> {
                 sm_count: gpu.info().sm_count,
             },
         };
-        let Placement { slots: count, h, streamed } = place(&input)?.map_err(over)?;
+        let Placement { slots: count, c_shares_b, h, streamed } = place(&input)?.map_err(over)?;
+        layout.c_shares_b = c_shares_b;
+        if !c_shares_b {
+            first.c = Some(gpu.alloc_zeroed(srs.n)?);
+        }
+        let mut slots = vec![first];
         for _ in 1..count {
             slots.push(Slot::new(gpu, &layout)?);
         }
@@ -559,7 +594,14 @@ impl<'g> PartitionEngine<'g> {
         if needed > budget {
             return Err(over(needed));
         }
-        tracing::info!(budget, device_bytes = needed, h_streamed = stream_h, slots = count, "partition engine ready");
+        tracing::info!(
+            budget,
+            device_bytes = needed,
+            h_streamed = stream_h,
+            slots = count,
+            c_shares_b,
+            "partition engine ready"
+        );
         Ok(engine)
     }
 
@@ -575,6 +617,7 @@ impl<'g> PartitionEngine<'g> {
             streamed_bytes_per_job: h_bytes
                 + self.srs.assignments.iter().map(AssignmentBases::streamed_bytes).sum::<usize>(),
             slots: self.slots.len(),
+            c_shares_b: self.layout.c_shares_b,
         }
     }
 
@@ -689,12 +732,15 @@ impl<'g> PartitionEngine<'g> {
         let gpu = self.gpu;
         let compute = gpu.stream().clone();
         let s = &mut self.slots[slot];
-        // One event after each of a, b, c: each vector's transforms wait for its own upload only.
+        // One event after each of a, b, c: each vector's transforms wait for its own upload only. Where C
+        // shares B's buffer its upload comes last, after B's product into A (below).
         upload(rec, transfer, "h2d.a", job.a, &mut s.a)?;
         let a_done = transfer.record_event(None)?;
         upload(rec, transfer, "h2d.b", job.b, &mut s.b)?;
         let b_done = transfer.record_event(None)?;
-        upload(rec, transfer, "h2d.c", job.c, &mut s.c)?;
+        if let Some(c) = &mut s.c {
+            upload(rec, transfer, "h2d.c", job.c, c)?;
+        }
         let c_done = transfer.record_event(None)?;
         for (i, input) in job.assignments.iter().enumerate() {
             upload(rec, transfer, &format!("h2d.tail{i}"), input.tail, &mut s.tails[i])?;
@@ -706,19 +752,33 @@ impl<'g> PartitionEngine<'g> {
                 s.tail_windows[i] = window_ranges(input.tail_index, w, len.div_ceil(w));
             }
         }
-        let inputs = transfer.record_event(None)?;
         // Ntt::groth16_h in its parts, one phase each. The compute stream waits for a vector's upload before
         // the phase's start event (the explicit form of what cudarc's buffer events would also enforce), so
-        // the NTTs of a overlap the upload of b (and so on) and no phase counts a wait for a copy as busy. The
-        // combine step runs after all three transforms, so after all three uploads.
+        // the NTTs of a overlap the upload of b (and so on) and no phase counts a wait for a copy as busy.
+        // Phases: a's transforms; b's and its product into a; c's; the rest (after all three).
         let ntt = &self.ntt;
-        for (name, v, done) in [("ntt.h.a", &mut s.a, &a_done), ("ntt.h.b", &mut s.b, &b_done)] {
-            compute.wait(done)?;
-            rec.phase(name, PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(v))?;
-        }
+        compute.wait(&a_done)?;
+        rec.phase("ntt.h.a", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(&mut s.a))?;
+        compute.wait(&b_done)?;
+        rec.phase("ntt.h.b", PhaseKind::Kernel, 0, &compute, |_| {
+            ntt.groth16_h_prepare(&mut s.b)?;
+            ntt.groth16_h_multiply(&mut s.a, &s.b)
+        })?;
+        let c_done = match &s.c {
+            Some(_) => c_done,
+            None => {
+                // B is consumed once its product into A has run: C overwrites it.
+                transfer.wait(&compute.record_event(None)?)?;
+                upload(rec, transfer, "h2d.c", job.c, &mut s.b)?;
+                transfer.record_event(None)?
+            }
+        };
+        let inputs = transfer.record_event(None)?;
         compute.wait(&c_done)?;
-        rec.phase("ntt.h.c", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare_c(&mut s.c))?;
-        rec.phase("ntt.h.combine", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_combine(&mut s.a, &s.b, &s.c))?;
+        let c = s.c.as_mut().unwrap_or(&mut s.b);
+        rec.phase("ntt.h.c", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare_c(c))?;
+        let c = s.c.as_ref().unwrap_or(&s.b);
+        rec.phase("ntt.h.combine", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_finish(&mut s.a, c))?;
         if let Some(h_out) = job.h_out {
             let copy = gpu.copy_stream().clone();
             copy.wait(&compute.record_event(None)?)?;
@@ -986,10 +1046,41 @@ mod tests {
         slot_bytes: usize,
         pinned: Vec<(usize, usize)>,
     ) -> std::result::Result<Placement, usize> {
+        placed_sharing(h_pinned, budget, slot_bytes, 0, pinned)
+    }
+
+    /// [`placed_with`] where a slot whose C shares B's buffer saves `vector_bytes`.
+    fn placed_sharing(
+        h_pinned: bool,
+        budget: usize,
+        slot_bytes: usize,
+        vector_bytes: usize,
+        pinned: Vec<(usize, usize)>,
+    ) -> std::result::Result<Placement, usize> {
         let config = PartitionConfig::default();
         let (one_slot, limits) = (ONE_SLOT, LIMITS);
-        let input = PlacementInput { n: N, h_pinned, config: &config, one_slot, slot_bytes, pinned, budget, limits };
+        let input = PlacementInput {
+            n: N,
+            h_pinned,
+            config: &config,
+            one_slot,
+            slot_bytes,
+            vector_bytes,
+            pinned,
+            budget,
+            limits,
+        };
         place(&input).expect("a valid configuration")
+    }
+
+    /// The least device memory a streamed H MSM takes (its smallest plan).
+    fn least_streamed_h() -> usize {
+        let streamed = MsmConfig { precompute: 0, ..MsmConfig::default() };
+        let nothing = DeviceLimits { memory_bytes: 0, ..LIMITS };
+        match MsmPlan::within_streamed_bases::<G1>(N, &streamed, &nothing) {
+            Err(Error::OutOfMemory { requested, .. }) => requested,
+            other => panic!("no plan fits 0 bytes: {other:?}"),
+        }
     }
 
     /// The resident H MSM's plan and bytes, and H's bytes.
@@ -1033,39 +1124,71 @@ mod tests {
         let resident_groups = (900 + 1200) << 20;
         let all = ONE_SLOT + SLOT + h + msm + resident_groups;
         let at = |budget| placed_with(true, budget, SLOT, pinned.clone());
-        assert_eq!(at(all), Ok(Placement { slots: 2, h: HPlacement::Resident(plan), streamed: 0 }));
+        assert_eq!(at(all), Ok(Placement { slots: 2, c_shares_b: false, h: HPlacement::Resident(plan), streamed: 0 }));
         match at(all - 1) {
-            Ok(Placement { slots: 2, h: HPlacement::Streamed(_), streamed: 0 }) => {}
+            Ok(Placement { slots: 2, c_shares_b: false, h: HPlacement::Streamed(_), streamed: 0 }) => {}
             other => panic!("H streams first: {other:?}"),
         }
         // Room for the groups only once the first assignment streams (H streamed too, its smallest plan).
         let small_h = match at(ONE_SLOT + SLOT + resident_groups + (64 << 20)) {
-            Ok(Placement { slots: 2, h: HPlacement::Streamed(p), streamed: 0 }) => p,
+            Ok(Placement { slots: 2, c_shares_b: false, h: HPlacement::Streamed(p), streamed: 0 }) => p,
             other => panic!("{other:?}"),
         };
         let streamed_h = small_h.scratch_bytes::<G1>() + small_h.staging_bytes::<G1>(true, false);
         let first = ONE_SLOT + SLOT + (100 << 20) + (1200 << 20) + h + msm;
-        assert_eq!(at(first), Ok(Placement { slots: 2, h: HPlacement::Resident(plan), streamed: 1 }));
+        assert_eq!(
+            at(first),
+            Ok(Placement { slots: 2, c_shares_b: false, h: HPlacement::Resident(plan), streamed: 1 })
+        );
         let both = ONE_SLOT + SLOT + (250 << 20) + streamed_h;
         match at(both) {
-            Ok(Placement { slots: 2, h: HPlacement::Streamed(_), streamed: 2 }) => {}
+            Ok(Placement { slots: 2, c_shares_b: false, h: HPlacement::Streamed(_), streamed: 2 }) => {}
             other => panic!("both stream with H: {other:?}"),
         }
         match at(both - SLOT) {
-            Ok(Placement { slots: 1, h: HPlacement::Streamed(_), streamed }) => assert!(streamed >= 1),
+            Ok(Placement { slots: 1, c_shares_b: false, h: HPlacement::Streamed(_), streamed }) => {
+                assert!(streamed >= 1)
+            }
             other => panic!("one slot: {other:?}"),
+        }
+    }
+
+    /// Two-vector slots (C in B's buffer) come after H streams and before any assignment streams; the smallest
+    /// working set counts them.
+    #[test]
+    fn c_shares_b_after_h_streams_before_the_assignments() {
+        const VECTOR: usize = 40 << 20;
+        let (_, msm, h) = resident();
+        let least_h = least_streamed_h();
+        let pinned = vec![(900 << 20, 100 << 20)];
+        let at = |budget| placed_sharing(true, budget, SLOT, VECTOR, pinned.clone());
+        // Both slots whole, H streamed, the assignment resident.
+        let whole = ONE_SLOT + SLOT + (900 << 20) + least_h;
+        match at(whole) {
+            Ok(Placement { slots: 2, c_shares_b: false, h: HPlacement::Streamed(_), streamed: 0 }) => {}
+            other => panic!("whole slots while they fit: {other:?}"),
+        }
+        match at(whole - 1) {
+            Ok(Placement { slots: 2, c_shares_b: true, streamed: 0, .. }) => {}
+            other => panic!("C shares B's buffer before the assignment streams: {other:?}"),
+        }
+        match at(whole - 2 * VECTOR - 1) {
+            Ok(Placement { slots: 2, c_shares_b: false, streamed: 1, .. }) => {}
+            other => panic!("then the assignment streams, with whole slots again: {other:?}"),
+        }
+        // The smallest working set: one slot of two vectors, everything streamed.
+        let least = ONE_SLOT - VECTOR + (100 << 20) + least_h.min(h + msm);
+        assert_eq!(at(0), Err(least));
+        match at(least) {
+            Ok(Placement { slots: 1, c_shares_b: true, streamed: 1, .. }) => {}
+            other => panic!("{other:?}"),
         }
     }
 
     #[test]
     fn below_the_smallest_working_set_the_error_states_it() {
         let (_, msm, h) = resident();
-        let streamed = MsmConfig { precompute: 0, ..MsmConfig::default() };
-        let nothing = DeviceLimits { memory_bytes: 0, ..LIMITS };
-        let Err(Error::OutOfMemory { requested, .. }) = MsmPlan::within_streamed_bases::<G1>(N, &streamed, &nothing)
-        else {
-            panic!("no plan fits 0 bytes");
-        };
+        let requested = least_streamed_h();
         assert_eq!(placed(true, ONE_SLOT, SLOT), Err(ONE_SLOT + requested.min(h + msm)));
         assert_eq!(placed(false, ONE_SLOT, SLOT), Err(ONE_SLOT + msm));
         assert_eq!(placed(true, 0, SLOT), Err(ONE_SLOT + requested.min(h + msm)));

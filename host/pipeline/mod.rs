@@ -7,8 +7,9 @@
 //! queries), its split into the points with scalar 1 (`ones`, a bitmap) and the rest (`tail`: the scalars
 //! that are neither 0 nor 1, with their positions `tail_index`):
 //! - `h = (A·B − C) / Z` on the coset (the steps of [`crate::Ntt::groth16_h`]: for A and B an inverse NTT and
-//!   a coset NTT, [`crate::Ntt::groth16_h_prepare`]; for C an inverse NTT, [`crate::Ntt::groth16_h_prepare_c`];
-//!   then the pointwise step, 1 coset inverse NTT and C's subtraction, [`crate::Ntt::groth16_h_combine`]) and
+//!   a coset NTT, [`crate::Ntt::groth16_h_prepare`], and B's product into A, [`crate::Ntt::groth16_h_multiply`];
+//!   for C an inverse NTT, [`crate::Ntt::groth16_h_prepare_c`]; then 1 coset inverse NTT and C's subtraction,
+//!   [`crate::Ntt::groth16_h_finish`]) and
 //!   `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
 //! - for every query of every assignment: the batch addition of the bases selected by `ones` plus the MSM of
 //!   `tail` over the bases at `tail_index` (a "tail MSM", sparse: [`Scalars::DeviceIndexed`]), i.e. `Σ sᵢ·Pᵢ`
@@ -42,10 +43,12 @@
 //!
 //! # Device-memory budget
 //! [`PartitionConfig::max_device_bytes`] bounds what the engine holds ([`PartitionEngine::device_bytes`]: SRS,
-//! slots, NTT tables, scratch); jobs allocate nothing. An H query in pinned host memory ([`PartitionSrs::pinned`])
-//! is uploaded when everything fits, else streamed through the H MSM chunk by chunk in every job; where even
-//! that does not fit, the engine makes fewer slots than configured ([`PartitionEngine::memory`] says what it
-//! chose); a budget below the smallest working set is
+//! slots, NTT tables, scratch); jobs allocate nothing. What does not fit gives way in this order: an H query
+//! in pinned host memory ([`PartitionSrs::pinned`]) streams through the H MSM chunk by chunk in every job; the
+//! slots hold two vectors of `n` instead of three (C is uploaded into B's buffer once B is multiplied into A,
+//! so a job's uploads end only after B's transforms); assignment queries in pinned memory stream (below); the
+//! engine makes fewer slots than configured. [`PartitionEngine::memory`] says what it chose; a budget below
+//! the smallest working set is
 //! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated. An assignment whose
 //! queries are given in pinned host memory ([`PartitionSrs::add_assignment_pinned`]) streams them in every
 //! job, window by window of [`PartitionConfig::query_window`] positions: each window of each query is uploaded
@@ -64,9 +67,9 @@
 //! time, kernel time (compute-stream busy time, overlaps counted once), GPU busy fraction and achieved H2D
 //! GB/s. Phases are emitted as `tracing` events (target `zkgpu.profile`); host-side waits are
 //! `zkgpu.pipeline.*` spans.
-//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a`, `ntt.h.b` (one
-//! vector's inverse + coset NTT each), `ntt.h.c` (c's inverse NTT) and `ntt.h.combine` (pointwise, coset
-//! inverse NTT, c's subtraction); `msm.h`, and with H streamed from host memory `h2d.h.{k}` (its chunk `k`,
+//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a` (a's
+//! inverse + coset NTT), `ntt.h.b` (b's, and its product into a), `ntt.h.c` (c's inverse NTT) and
+//! `ntt.h.combine` (coset inverse NTT, c's subtraction); `msm.h`, and with H streamed from host memory `h2d.h.{k}` (its chunk `k`,
 //! timed from when the chunk's staging is free); `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all G1 queries of
 //! assignment `i`; and `g2`), or for streamed queries `msm.stream.{i}.g1` (both) with the window copies
 //! `h2d.{i}.g1.{k}`; `d2h.h`, `d2h.results`.

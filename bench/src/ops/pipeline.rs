@@ -39,7 +39,8 @@
 //! driver's count: the most device memory in use above the level before the SRS was made, sampled every
 //! millisecond through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
 //! `streamed_bytes` (bases copied host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks`
-//! (the streamed H's chunks per job, 0 when resident), `slots`, and `budget_bytes` for a budget.
+//! (the streamed H's chunks per job, 0 when resident), `slots`, `c_shares_b` (two-vector slots: C uploaded
+//! into B's buffer) and `budget_bytes` for a budget.
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
@@ -690,6 +691,7 @@ impl Case for GpuCase<'_> {
             m.insert("streamed_bytes".to_string(), memory.streamed_bytes_per_job.into());
             m.insert("streamed_assignments".to_string(), memory.streamed_assignments.into());
             m.insert("slots".to_string(), memory.slots.into());
+            m.insert("c_shares_b".to_string(), memory.c_shares_b.into());
             if self.variant.budget.is_some() {
                 m.insert("budget_bytes".to_string(), memory.budget.into());
             }
