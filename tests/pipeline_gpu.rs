@@ -76,14 +76,18 @@ impl HostSrs {
         self.with_queries(gpu, PartitionSrs::pinned(gpu, h).unwrap())
     }
 
-    /// H uploaded, every assignment's queries in pinned memory from `pool` (they stream in every job).
-    fn streamed_queries(&self, gpu: &Gpu, pool: &PinnedPool) -> PartitionSrs {
+    /// Every assignment's queries in pinned memory from `pool` (they stream in every job unless the budget
+    /// has room), H too where `h_pinned` (else uploaded).
+    fn streamed_queries(&self, gpu: &Gpu, pool: &PinnedPool, h_pinned: bool) -> PartitionSrs {
         fn pinned<T: zkgpu::DeviceSafe + Copy>(pool: &PinnedPool, points: &[T]) -> PinnedBuffer<T> {
             let mut p = pool.take::<T>(points.len()).unwrap();
             p.copy_from_slice(points);
             p
         }
-        let mut srs = PartitionSrs::upload(gpu, &self.h).unwrap();
+        let mut srs = match h_pinned {
+            true => PartitionSrs::pinned(gpu, pinned(pool, &self.h)).unwrap(),
+            false => PartitionSrs::upload(gpu, &self.h).unwrap(),
+        };
         srs.add_assignment_pinned(self.g1.iter().map(|q| pinned(pool, q)).collect(), Vec::new()).unwrap();
         if !self.g2.is_empty() {
             srs.add_assignment_pinned(Vec::new(), self.g2.iter().map(|q| pinned(pool, q)).collect()).unwrap();
@@ -446,20 +450,23 @@ fn assignment_queries_stream_from_pinned_memory() {
     };
 
     let mut uploaded =
-        PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), PartitionConfig::default()).unwrap();
+        PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool, false), PartitionConfig::default()).unwrap();
     assert_eq!(uploaded.memory().streamed_assignments, 0, "pinned queries that fit are uploaded");
     assert_eq!(uploaded.device_bytes(), resident.device_bytes());
     run(&mut uploaded, &mut resident, &data[0], "uploaded pinned queries");
     drop(uploaded);
 
     let query_bytes = host.lens[0] * 3 * size_of::<G1Affine>() + host.lens[1] * size_of::<G2Affine>();
-    for window in [64, 4096, 1 << 22] {
+    // With H in pinned memory too, the least budget streams it as well: its chunks interleave with the
+    // query windows.
+    for (window, h_pinned) in [(64, false), (4096, false), (4096, true), (1 << 22, false)] {
         let config =
             |budget| PartitionConfig { query_window: window, max_device_bytes: Some(budget), ..Default::default() };
-        let needed = |budget| match PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), config(budget)) {
-            Err(Error::DeviceBudget { needed, .. }) => needed,
-            other => panic!("window {window}, budget {budget}: {:?}", other.map(|e| e.memory())),
-        };
+        let needed =
+            |budget| match PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool, h_pinned), config(budget)) {
+                Err(Error::DeviceBudget { needed, .. }) => needed,
+                other => panic!("window {window}, budget {budget}: {:?}", other.map(|e| e.memory())),
+            };
         let least = needed(needed(0));
         // A slot: a, b, c, the tails with their positions, and the bitmaps padded to whole windows.
         let slot = 3 * n * 32
@@ -478,11 +485,14 @@ fn assignment_queries_stream_from_pinned_memory() {
             (least + slot + vector + (512 << 10), 2, false),
         ];
         for (budget, slots, c_shares_b) in budgets {
-            let mut engine = PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool), config(budget)).unwrap();
+            let mut engine =
+                PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool, h_pinned), config(budget)).unwrap();
             let memory = engine.memory();
-            println!("window {window}, budget {budget}: {memory:?}");
+            println!("window {window}, H pinned {h_pinned}, budget {budget}: {memory:?}");
             assert_eq!((memory.slots, memory.streamed_assignments, memory.c_shares_b), (slots, 2, c_shares_b));
-            assert_eq!(memory.streamed_bytes_per_job, query_bytes);
+            assert!(memory.h_streamed || !(h_pinned && budget == least), "{memory:?}");
+            let h_bytes = if memory.h_streamed { n * size_of::<G1Affine>() } else { 0 };
+            assert_eq!(memory.streamed_bytes_per_job, query_bytes + h_bytes);
             assert!(memory.device_bytes <= budget && memory.device_bytes < resident.device_bytes(), "{memory:?}");
             for (j, d) in data.iter().enumerate() {
                 let r = run(&mut engine, &mut resident, d, &format!("window {window}, {slots} slots, job {j}"));
@@ -493,6 +503,8 @@ fn assignment_queries_stream_from_pinned_memory() {
                     .collect();
                 assert!(copies.iter().all(|p| p.kind == PhaseKind::H2d && p.bytes > 0), "{copies:?}");
                 assert_eq!(copies.iter().map(|p| p.bytes).sum::<usize>(), query_bytes, "each window once");
+                let h_copies: usize = r.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).map(|p| p.bytes).sum();
+                assert_eq!(h_copies, h_bytes, "each chunk of a streamed H once");
                 for name in ["msm.stream.0.g1", "msm.stream.1.g2"] {
                     assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing");
                 }

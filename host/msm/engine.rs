@@ -7,19 +7,6 @@ pub(super) fn point_block<C: Curve>() -> u32 {
     if C::XYZZ_BYTES > 192 { 64 } else { 128 }
 }
 
-/// Where [`Msm::enqueue_pinned`] records its chunk copies: H2D phases named `{prefix}.{k}` for chunk `k`.
-pub(crate) struct CopyPhases<'r> {
-    recorder: &'r mut PhaseRecorder,
-    prefix: &'r str,
-    count: usize,
-}
-
-impl<'r> CopyPhases<'r> {
-    pub(crate) fn new(recorder: &'r mut PhaseRecorder, prefix: &'r str) -> Self {
-        CopyPhases { recorder, prefix, count: 0 }
-    }
-}
-
 /// How a chunk's entries name their points (the count's and sorts' common arguments).
 pub(super) struct PointArgs<'a> {
     /// Sparse scalars' base indices for the chunk, or `None`.
@@ -292,147 +279,11 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// [`Msm::enqueue`] over the tables `bases` (host bases only alone: their chunks are staged one table at
     /// a time).
     pub(super) fn enqueue_on(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
-        self.enqueue_inner(bases, scalars, true, None)
+        self.enqueue_inner(bases, scalars)
     }
 
-    /// [`Msm::enqueue`] of the host bases in `bases` that returns once everything is queued, without waiting
-    /// for the chunks' copies: `bases` is marked as read on the copy stream instead, so its release and any
-    /// host write wait for them. For bases a caller keeps across calls (a pipeline's streamed query). The
-    /// scalars must not be in host memory (`MsmConfig` error). Each chunk's copy is a phase of `copies`
-    /// (H2D, named `{prefix}.{k}` for chunk `k`), timed from when its staging slot is free.
-    pub(crate) fn enqueue_pinned(
-        &mut self,
-        bases: &mut crate::pinned::PinnedBuffer<C::Affine>,
-        scalars: Scalars<'_>,
-        copies: CopyPhases<'_>,
-    ) -> Result<()> {
-        if matches!(scalars, Scalars::Host(_)) {
-            return Err(Error::MsmConfig("enqueue_pinned takes device scalars".into()));
-        }
-        self.enqueue_inner(&[Bases::Host(bases)], scalars, false, Some(copies))?;
-        bases.mark_read_by(self.gpu.copy_stream())
-    }
-
-    /// Queues, for every table of `tables` (pinned host bases, all `rows` long), the MSM of sparse device
-    /// scalars (`scalars[j]` times base `indices[j]`, `j` below `ranges`' end), streaming the bases window by
-    /// window: window `k` (positions `k·window ..`, the last one shorter) is uploaded once per table into the
-    /// double-buffered staging (an H2D phase of `copies`), then `per_window(table, k, staged)` queues more work
-    /// that reads it (a pipeline's batch additions), then the window's chunk, the scalars `ranges[k]`. Those
-    /// must name positions inside window `k` (ascending indices split by position do); any other index is
-    /// counted bad and [`Msm::finish_tables`] returns `IndexOutOfRange`, having read only staged bases.
-    /// `ranges` are consecutive from 0, one per window; `window` is at most the plan's chunk. Returns once
-    /// everything is queued: the tables are marked as read on the copy stream.
-    pub(crate) fn enqueue_pinned_windows(
-        &mut self,
-        tables: &mut [&mut crate::pinned::PinnedBuffer<C::Affine>],
-        scalars: (&DeviceBuffer<Scalar>, &DeviceBuffer<u32>),
-        ranges: &[Range<usize>],
-        window: usize,
-        mut copies: CopyPhases<'_>,
-        mut per_window: impl FnMut(usize, usize, &DeviceBuffer<C::Affine>) -> Result<()>,
-    ) -> Result<()> {
-        self.check_free("Msm::enqueue")?;
-        let rows = tables.first().map_or(0, |t| t.len());
-        let chunk = self.plan.chunk.min(self.plan.n);
-        if window == 0 || window > chunk || rows > self.plan.n {
-            return Err(Error::MsmConfig(format!(
-                "windows of {window} over {rows} bases with a plan of {} (chunks of {chunk})",
-                self.plan.n
-            )));
-        }
-        if let Some(t) = tables.iter().find(|t| t.len() != rows) {
-            return Err(Error::LengthMismatch {
-                what: "msm window tables (all the same length)",
-                expected: rows,
-                actual: t.len(),
-            });
-        }
-        let windows = rows.div_ceil(window);
-        if ranges.len() != windows {
-            return Err(Error::LengthMismatch {
-                what: "msm window ranges (one per window)",
-                expected: windows,
-                actual: ranges.len(),
-            });
-        }
-        let mut end = 0;
-        for r in ranges {
-            if r.start != end || r.end < r.start {
-                return Err(Error::MsmConfig(format!("window ranges must be consecutive from 0: {r:?} after {end}")));
-            }
-            end = r.end;
-        }
-        let (s, indices) = scalars;
-        self.gpu.owns("msm scalars", s)?;
-        self.gpu.owns("msm base indices", indices)?;
-        if s.len() < end || indices.len() < end {
-            return Err(Error::LengthMismatch {
-                what: "msm window scalars and indices",
-                expected: end,
-                actual: s.len().min(indices.len()),
-            });
-        }
-        self.reserve_tables(tables.len())?;
-        self.reserve_host_bases()?;
-        if self.staged_bases.iter().any(|b| b.len() < window) || (windows > 1 && self.staged_bases.len() < 2) {
-            return Err(Error::MsmConfig(format!("staging of {} bases for windows of {window}", chunk)));
-        }
-        let span = tracing::info_span!("zkgpu.msm.enqueue_windows", curve = C::NAME, rows, window, len = end);
-        let _entered = span.enter();
-        self.pending = Some(if end == 0 {
-            Queued::Empty { tables: tables.len() }
-        } else {
-            Queued::Run { index_limit: Some(rows), tables: tables.len() }
-        });
-        let scalars = Scalars::DeviceIndexed { scalars: s, indices, len: end };
-        let queued = (|| {
-            let stream = self.gpu.stream().clone();
-            stream.memset_zeros(self.bad_indices.raw_mut())?;
-            let mut k_all = 0;
-            for (t, table) in tables.iter().enumerate() {
-                let bases = Bases::Host(&table[..]);
-                let mut first_chunk = true;
-                for (k, range) in ranges.iter().enumerate() {
-                    let slot = k_all % self.staged_bases.len();
-                    k_all += 1;
-                    let window_bases = k * window..((k + 1) * window).min(rows);
-                    let whole = Chunk { slot, scalars: range.clone(), bases: window_bases.clone() };
-                    self.stage(&whole, &bases, &scalars, Some(&mut copies))?;
-                    per_window(t, k, &self.staged_bases[slot])?;
-                    // More entries than the plan's chunk only when the indices are not ascending: then some
-                    // are outside the window and counted bad, but each part still sorts within its scratch.
-                    let mut first = range.start;
-                    while first < range.end {
-                        let last = (first + chunk).min(range.end);
-                        let part = Chunk { slot, scalars: first..last, bases: window_bases.clone() };
-                        self.enqueue_chunk(&part, &bases, &scalars, first_chunk)?;
-                        first_chunk = false;
-                        first = last;
-                    }
-                    self.staging_read[slot] = Some(stream.record_event(None)?);
-                }
-                if end > 0 {
-                    self.enqueue_finish(t)?;
-                }
-            }
-            Ok(())
-        })();
-        self.settle(queued)?;
-        for table in tables.iter_mut() {
-            table.mark_read_by(self.gpu.copy_stream())?;
-        }
-        Ok(())
-    }
-
-    /// [`Msm::enqueue_on`]; `wait_for_copies`: return only after the copies of host inputs are done;
-    /// `copies`: where the chunk copies are recorded as phases.
-    fn enqueue_inner(
-        &mut self,
-        bases: &[Bases<'_, C>],
-        scalars: Scalars<'_>,
-        wait_for_copies: bool,
-        copies: Option<CopyPhases<'_>>,
-    ) -> Result<()> {
+    /// [`Msm::enqueue_on`]: returns only after the copies of host inputs are done.
+    fn enqueue_inner(&mut self, bases: &[Bases<'_, C>], scalars: Scalars<'_>) -> Result<()> {
         let n = scalars.len();
         let span = tracing::info_span!(
             "zkgpu.msm.enqueue",
@@ -457,9 +308,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             _ => None,
         };
         self.pending = Some(Queued::Run { index_limit, tables });
-        let host_inputs =
-            wait_for_copies && (matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_)));
-        let queued = self.enqueue_all(bases, &scalars, copies).and_then(|()| {
+        let host_inputs = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        let queued = self.enqueue_all(bases, &scalars).and_then(|()| {
             // The copies read the caller's memory: they must be done before its borrow ends.
             if host_inputs { Ok(self.gpu.copy_stream().synchronize()?) } else { Ok(()) }
         });
@@ -535,7 +385,7 @@ impl<'g, C: Curve> Msm<'g, C> {
     }
 
     /// `Err(MsmConfig)` naming `call` while an MSM is queued.
-    fn check_free(&self, call: &str) -> Result<()> {
+    pub(super) fn check_free(&self, call: &str) -> Result<()> {
         match self.pending {
             Some(_) => Err(Error::MsmConfig(format!("{call} while an MSM is queued (call finish first)"))),
             None => Ok(()),
@@ -544,7 +394,7 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Passes on how queueing went; after an error the MSM is forgotten and the GPU synchronized, so nothing
     /// queued reads the caller's memory afterwards.
-    fn settle(&mut self, queued: Result<()>) -> Result<()> {
+    pub(super) fn settle(&mut self, queued: Result<()>) -> Result<()> {
         if queued.is_err() {
             self.pending = None;
             let _ = self.gpu.synchronize();
@@ -606,12 +456,7 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// Queues every chunk and the final stages of each table into `out[k]` (inputs checked by
     /// [`Msm::enqueue_on`]). Scalars that fit one chunk are sorted once for all tables; longer ones are sorted
     /// chunk by chunk per table (the buckets hold one table's sums at a time).
-    pub(super) fn enqueue_all(
-        &mut self,
-        bases: &[Bases<'_, C>],
-        scalars: &Scalars<'_>,
-        mut copies: Option<CopyPhases<'_>>,
-    ) -> Result<()> {
+    pub(super) fn enqueue_all(&mut self, bases: &[Bases<'_, C>], scalars: &Scalars<'_>) -> Result<()> {
         let n = scalars.len();
         self.prepare_staging(&bases[0], scalars)?;
         let stream = self.gpu.stream().clone();
@@ -621,7 +466,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         if one_chunk {
             stream.memset_zeros(self.bad_indices.raw_mut())?;
             let chunk = Chunk::dense(0, 0, n);
-            self.stage(&chunk, &bases[0], scalars, copies.as_mut())?;
+            self.stage(&chunk, &bases[0], scalars, None)?;
             self.enqueue_sort(&chunk, &bases[0], scalars)?;
         }
         for (table, b) in bases.iter().enumerate() {
@@ -634,7 +479,7 @@ impl<'g, C: Curve> Msm<'g, C> {
                 while first < n {
                     let len = chunk.min(n - first);
                     let chunk = Chunk::dense(k % 2, first, len);
-                    self.stage(&chunk, b, scalars, copies.as_mut())?;
+                    self.stage(&chunk, b, scalars, None)?;
                     self.enqueue_chunk(&chunk, b, scalars, k == 0)?;
                     if staged {
                         self.staging_read[k % 2] = Some(stream.record_event(None)?);

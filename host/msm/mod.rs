@@ -67,7 +67,9 @@ use crate::profile::{PhaseKind, PhaseRecorder};
 mod bases;
 mod engine;
 mod plan;
+mod stream;
 
 pub use bases::*;
 pub use engine::*;
 pub use plan::*;
+pub(crate) use stream::*;

@@ -94,7 +94,8 @@ impl Slot {
 /// ([`BatchAdder::enqueue_tables`], [`Msm::enqueue_tables`]); only the additions run per query. Streamed
 /// queries (`window`) run window by window: each window of a query's bases is uploaded once and serves its
 /// batch addition (into its own result, summed at collection) and its chunk of the tail MSM
-/// ([`Msm::enqueue_pinned_windows`]).
+/// ([`Msm::begin_pinned_windows`]), one step at a time so that the engine can interleave them with other
+/// streamed work.
 pub(super) struct QueryGroup<'g, C: Curve> {
     pub(super) adder: BatchAdder<'g, C>,
     pub(super) msm: Msm<'g, C>,
@@ -140,48 +141,56 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         self.adder.device_bytes() + self.msm.device_bytes()
     }
 
-    /// Queues the batch additions and the tail MSMs of every query of assignment `i` in `slot`: resident,
-    /// two phases (`batch_add.{name}`, `msm.tail.{name}`); streamed, one (`msm.stream.{name}`) with a copy
-    /// phase per window and query (`h2d.{name}.{k}`).
+    /// Queues the batch additions and the tail MSMs of every query (on the device) of assignment `i` in
+    /// `slot`, as two phases (`batch_add.{name}`, `msm.tail.{name}`).
     pub(super) fn enqueue(
         &mut self,
-        bases: &mut Queries<C>,
+        bases: &[MsmBases<C>],
         slot: &Slot,
         i: usize,
         rec: &mut PhaseRecorder,
         stream: &std::sync::Arc<CudaStream>,
         name: &str,
     ) -> Result<()> {
-        let (adder, msm, ones) = (&mut self.adder, &mut self.msm, &slot.ones[i]);
-        match (bases, self.window) {
-            (Queries::Device(bases), None) => {
-                let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
-                rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| {
-                    adder.enqueue_tables(&points, Some(ones))
-                })?;
-                let tables: Vec<&MsmBases<C>> = bases.iter().collect();
-                rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| {
-                    msm.enqueue_tables(&tables, slot.tail(i))
-                })
-            }
-            (Queries::Pinned(bases), Some((window, windows))) => {
-                let mut tables: Vec<&mut PinnedBuffer<C::Affine>> = bases.iter_mut().collect();
-                let tail = (&slot.tails[i], &slot.tail_index[i]);
-                let prefix = format!("h2d.{name}");
-                let phase = rec.begin(format!("msm.stream.{name}"), PhaseKind::Kernel, 0, stream)?;
-                let queued = msm.enqueue_pinned_windows(
-                    &mut tables,
-                    tail,
-                    &slot.tail_windows[i],
-                    window,
-                    CopyPhases::new(rec, &prefix),
-                    |table, k, staged| adder.enqueue_window(staged, ones, k * (window / 32), table * windows + k),
-                );
-                rec.end(phase, stream)?;
-                queued
-            }
-            _ => Err(Error::Pipeline(format!("assignment {i}'s queries are not placed as its engines expect"))),
+        if self.window.is_some() {
+            return Err(Error::Pipeline(format!("assignment {i}'s queries are on the device, its engines stream")));
         }
+        let (adder, msm, ones) = (&mut self.adder, &mut self.msm, &slot.ones[i]);
+        let points = bases.iter().map(query_points).collect::<Result<Vec<_>>>()?;
+        rec.phase(format!("batch_add.{name}"), PhaseKind::Kernel, 0, stream, |_| {
+            adder.enqueue_tables(&points, Some(ones))
+        })?;
+        let tables: Vec<&MsmBases<C>> = bases.iter().collect();
+        rec.phase(format!("msm.tail.{name}"), PhaseKind::Kernel, 0, stream, |_| {
+            msm.enqueue_tables(&tables, slot.tail(i))
+        })
+    }
+
+    /// Begins the streamed work of assignment `i`'s queries (in pinned memory, `tables`) in `slot`: one step
+    /// per query and window, queued by [`QueryGroup::step`].
+    pub(super) fn begin(&mut self, tables: &[&PinnedBuffer<C::Affine>], slot: &Slot, i: usize) -> Result<Streamed> {
+        let Some((window, _)) = self.window else {
+            return Err(Error::Pipeline(format!("assignment {i}'s queries stream, its engines are resident")));
+        };
+        self.msm.begin_pinned_windows(tables, (&slot.tails[i], &slot.tail_index[i]), &slot.tail_windows[i], window)
+    }
+
+    /// Queues the next step of `run` ([`QueryGroup::begin`]): a window of one query uploaded (an H2D phase
+    /// `{prefix}.{k}`), its batch addition (the window's words of the slot's `ones`, into its own result) and
+    /// its chunk of the tail MSM.
+    pub(super) fn step(
+        &mut self,
+        run: &mut Streamed,
+        tables: &[&PinnedBuffer<C::Affine>],
+        slot: &Slot,
+        i: usize,
+        copies: CopyPhases<'_>,
+    ) -> Result<()> {
+        let (window, windows) = self.window.unwrap_or((32, 1));
+        let (adder, ones) = (&mut self.adder, &slot.ones[i]);
+        self.msm.queue_step(run, tables, &slot.tail(i), copies, |table, k, staged| {
+            adder.enqueue_window(staged, ones, k * (window / 32), table * windows + k)
+        })
     }
 
     /// Waits and returns batch sum + tail MSM per query, normalized. Always calls the MSM's finish (so the
@@ -825,44 +834,35 @@ impl<'g> PartitionEngine<'g> {
         }
     }
 
-    /// Queues the job's MSM stage, in slot `slot`: the work whose bases are on the device first, then what
-    /// streams (its copies are the stage's bottleneck, so the first ones upload while the resident work runs):
-    /// a resident H MSM, the resident query groups, the streamed ones, a streamed H MSM.
+    /// Queues the job's MSM stage, in slot `slot`: the work whose bases are on the device first (a resident H
+    /// MSM, the resident query groups), then what streams, interleaved step by step ([`queue_streamed`]): the
+    /// copies are its bottleneck, so the first ones upload while the resident work runs, and one streamed MSM's
+    /// uploads run beside another's kernels.
     pub(super) fn queue_msm_stage(&mut self, slot: usize, inputs: &CudaEvent, rec: &mut PhaseRecorder) -> Result<()> {
         let compute = self.gpu.stream().clone();
         compute.wait(inputs)?;
         let s = &self.slots[slot];
-        let (h_msm, srs) = (&mut self.h_msm, &mut self.srs);
-        let h_resident = matches!(srs.h, HQuery::Device(_));
-        let mut queue_h = |rec: &mut PhaseRecorder, h: &mut HQuery| -> Result<()> {
-            let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, &compute)?;
-            let queued = match h {
-                HQuery::Device(h) => h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a)),
-                HQuery::Pinned(h) => h_msm.enqueue_pinned(h, Scalars::Device(&s.a), CopyPhases::new(rec, "h2d.h")),
-            };
-            rec.end(phase, &compute)?;
-            queued
-        };
-        if h_resident {
-            queue_h(rec, &mut srs.h)?;
+        let (h_msm, srs, queries) = (&mut self.h_msm, &mut self.srs, &mut self.queries);
+        if let HQuery::Device(h) = &srs.h {
+            rec.phase("msm.h", PhaseKind::Kernel, 0, &compute, |_| {
+                h_msm.enqueue(Bases::Device(h), Scalars::Device(&s.a))
+            })?;
         }
-        for streamed in [false, true] {
-            for (i, ((g1, g2), bases)) in self.queries.iter_mut().zip(&mut srs.assignments).enumerate() {
-                if bases.streamed() != streamed {
-                    continue;
-                }
-                if let Some(group) = g1 {
-                    group.enqueue(&mut bases.g1, s, i, rec, &compute, &format!("{i}.g1"))?;
-                }
-                if let Some(group) = g2 {
-                    group.enqueue(&mut bases.g2, s, i, rec, &compute, &format!("{i}.g2"))?;
-                }
+        for (i, ((g1, g2), bases)) in queries.iter_mut().zip(&srs.assignments).enumerate() {
+            if let (Some(group), Queries::Device(q)) = (g1, &bases.g1) {
+                group.enqueue(q, s, i, rec, &compute, &format!("{i}.g1"))?;
+            }
+            if let (Some(group), Queries::Device(q)) = (g2, &bases.g2) {
+                group.enqueue(q, s, i, rec, &compute, &format!("{i}.g2"))?;
             }
         }
-        if !h_resident {
-            queue_h(rec, &mut srs.h)?;
+        let interleave = self.config.interleave_streamed;
+        let queued = queue_streamed(h_msm, srs, queries, s, rec, &compute, self.gpu.copy_stream(), interleave);
+        if queued.is_err() {
+            // Nothing queued may go on reading the SRS's pinned memory unaccounted for.
+            let _ = self.gpu.synchronize();
         }
-        Ok(())
+        queued
     }
 
     /// Waits for the queued MSM stage and returns its results (every engine is finished, whatever fails).
@@ -975,6 +975,93 @@ impl<'g> PartitionEngine<'g> {
             start_wait_ms: job.start_wait_ms,
         })
     }
+}
+
+/// One streamed MSM of a job's stage: the H MSM, or assignment `i`'s G1 or G2 queries.
+enum StreamedWork {
+    H,
+    G1(usize),
+    G2(usize),
+}
+
+/// Queues the streamed part of a job's MSM stage in slot `s`: the streamed query groups and a streamed H MSM,
+/// step by step, each step going to the MSM least far along (by its share of steps queued; without
+/// `interleave`, each MSM whole, in that order), so that they all progress together: one MSM's uploads then run beside another's kernels (a streamed H's chunks are
+/// compute-heavy, query windows copy-heavy), where one after the other they would leave the copy stream idle
+/// during the first and the compute stream waiting during the second. Phases: `msm.h` or `msm.stream.{name}`
+/// per MSM (from its first step to its last, so they overlap), `h2d.h.{k}` / `h2d.{name}.{k}` per copy. The
+/// pinned tables are marked as read on the copy stream once everything is queued.
+fn queue_streamed(
+    h_msm: &mut Msm<'_, G1>,
+    srs: &mut PartitionSrs,
+    queries: &mut [AssignmentEngines<'_>],
+    s: &Slot,
+    rec: &mut PhaseRecorder,
+    compute: &std::sync::Arc<CudaStream>,
+    copy: &std::sync::Arc<CudaStream>,
+    interleave: bool,
+) -> Result<()> {
+    let h_scalars = Scalars::Device(&s.a);
+    {
+        let h_table: Vec<&PinnedBuffer<G1Affine>> = match &srs.h {
+            HQuery::Pinned(h) => vec![h],
+            HQuery::Device(_) => Vec::new(),
+        };
+        let g1_tables: Vec<_> = srs.assignments.iter().map(|a| a.g1.pinned()).collect();
+        let g2_tables: Vec<_> = srs.assignments.iter().map(|a| a.g2.pinned()).collect();
+        let mut runs = Vec::new();
+        for (i, (g1, g2)) in queries.iter_mut().enumerate() {
+            if let (Some(group), false) = (g1, g1_tables[i].is_empty()) {
+                let phase = rec.begin(format!("msm.stream.{i}.g1"), PhaseKind::Kernel, 0, compute)?;
+                runs.push((StreamedWork::G1(i), group.begin(&g1_tables[i], s, i)?, phase));
+            }
+            if let (Some(group), false) = (g2, g2_tables[i].is_empty()) {
+                let phase = rec.begin(format!("msm.stream.{i}.g2"), PhaseKind::Kernel, 0, compute)?;
+                runs.push((StreamedWork::G2(i), group.begin(&g2_tables[i], s, i)?, phase));
+            }
+        }
+        if let Some(h) = h_table.first() {
+            let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, compute)?;
+            runs.push((StreamedWork::H, h_msm.begin_pinned(h, &h_scalars)?, phase));
+        }
+        // The next step: the least far along (ties: the first), or without interleaving the first unfinished.
+        let next = |runs: &[(StreamedWork, Streamed, PhaseId)]| {
+            let mut open = runs.iter().enumerate().filter(|(_, (_, run, _))| !run.is_done());
+            match interleave {
+                true => open.min_by(|a, b| a.1.1.progress().total_cmp(&b.1.1.progress())).map(|(i, _)| i),
+                false => open.next().map(|(i, _)| i),
+            }
+        };
+        while let Some(index) = next(&runs) {
+            let (work, run, phase) = &mut runs[index];
+            match *work {
+                StreamedWork::H => {
+                    h_msm.queue_step(run, &h_table, &h_scalars, CopyPhases::new(rec, "h2d.h", 0), |_, _, _| Ok(()))?
+                }
+                StreamedWork::G1(i) => {
+                    let (group, prefix) = (queries[i].0.as_mut(), format!("h2d.{i}.g1"));
+                    let group = group.ok_or_else(|| Error::Pipeline("a streamed run without its group".into()))?;
+                    group.step(run, &g1_tables[i], s, i, CopyPhases::new(rec, &prefix, 0))?
+                }
+                StreamedWork::G2(i) => {
+                    let (group, prefix) = (queries[i].1.as_mut(), format!("h2d.{i}.g2"));
+                    let group = group.ok_or_else(|| Error::Pipeline("a streamed run without its group".into()))?;
+                    group.step(run, &g2_tables[i], s, i, CopyPhases::new(rec, &prefix, 0))?
+                }
+            }
+            if run.is_done() {
+                rec.end(*phase, compute)?;
+            }
+        }
+    }
+    if let HQuery::Pinned(h) = &mut srs.h {
+        h.mark_read_by(copy)?;
+    }
+    for a in &mut srs.assignments {
+        a.g1.mark_read_by(copy)?;
+        a.g2.mark_read_by(copy)?;
+    }
+    Ok(())
 }
 
 /// Copies an assignment's bitmap words `ones` (of `len` bits) into slot `s`'s buffer of assignment `i` on

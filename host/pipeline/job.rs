@@ -55,6 +55,10 @@ pub struct PartitionConfig {
     /// chunk. Larger windows take fewer launches and more device memory (two windows of staged points, and
     /// batch-addition and MSM scratch for one).
     pub query_window: usize,
+    /// Streamed MSMs (a streamed H, streamed query groups) are queued step by step, interleaved (`true`, the
+    /// default: one MSM's uploads run beside another's kernels), or one after the other (`false`: the query
+    /// groups, then H; the benchmark's `-serial` A/B).
+    pub interleave_streamed: bool,
 }
 
 /// Default [`PartitionConfig::query_window`].
@@ -72,6 +76,7 @@ impl Default for PartitionConfig {
             max_in_flight: 64,
             max_device_bytes: None,
             query_window: QUERY_WINDOW,
+            interleave_streamed: true,
         }
     }
 }

@@ -145,11 +145,12 @@ use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::memory::{DeviceBuffer, DeviceSafe, as_bytes};
 use crate::msm::{
-    Accumulation, Bases, CopyPhases, DeviceLimits, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, choose_window_bits,
+    Accumulation, Bases, CopyPhases, DeviceLimits, Msm, MsmBases, MsmConfig, MsmPlan, Scalars, Streamed,
+    choose_window_bits,
 };
 use crate::ntt::{Ntt, checked_log_n};
 use crate::pinned::PinnedBuffer;
-use crate::profile::{Epoch, PhaseKind, PhaseRecorder, PhaseReport};
+use crate::profile::{Epoch, PhaseId, PhaseKind, PhaseRecorder, PhaseReport};
 
 mod engine;
 mod job;

@@ -23,6 +23,25 @@ impl<C: Curve> Queries<C> {
         }
     }
 
+    /// The queries in pinned host memory (none when on the device).
+    pub(super) fn pinned(&self) -> Vec<&PinnedBuffer<C::Affine>> {
+        match self {
+            Queries::Pinned(q) => q.iter().collect(),
+            Queries::Device(_) => Vec::new(),
+        }
+    }
+
+    /// Marks the queries in pinned host memory as read by `stream` (their release and host writes wait for
+    /// what is queued there).
+    pub(super) fn mark_read_by(&mut self, stream: &CudaStream) -> Result<()> {
+        if let Queries::Pinned(q) = self {
+            for table in q {
+                table.mark_read_by(stream)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Moves pinned queries to the device (they fit the engine's budget).
     fn upload(&mut self, gpu: &Gpu) -> Result<()> {
         if let Queries::Pinned(q) = self {

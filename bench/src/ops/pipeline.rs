@@ -30,7 +30,8 @@
 //!   (`PartitionSrs::add_assignment_pinned`): uploaded where the budget has room, else streamed window by
 //!   window through every job (after H); `-qwK` after that: windows of 2^K positions
 //!   (`PartitionConfig::query_window`). `-budget8` and `-budget12` exist for these (at 2^24 the queries
-//!   stream only below ~17 GB).
+//!   stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than
+//!   interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B.
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -85,6 +86,7 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget8-qpinned",
     "pinned-2stream-budget12-qpinned-qw20",
     "pinned-2stream-budget12-qpinned-qw24",
+    "pinned-2stream-budget8-qpinned-serial",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -110,9 +112,15 @@ struct Variant {
     /// it) in windows of this many positions (`-qwK`: 2^K) or the engine's default.
     queries_pinned: bool,
     query_window: Option<usize>,
+    /// Streamed MSMs queued one after the other (`-serial`), not interleaved (the engine's default).
+    serial: bool,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
+    if let Some(base) = v.strip_suffix("-serial") {
+        let base = parse_variant(base).filter(|b| !b.serial && (b.budget.is_some() || b.queries_pinned))?;
+        return Some(Variant { serial: true, ..base });
+    }
     if let Some((base, bits)) = v.rsplit_once("-qw") {
         let bits: u32 = bits.parse().ok().filter(|b| (16..=26).contains(b))?;
         let base = parse_variant(base).filter(|b| b.queries_pinned && b.query_window.is_none())?;
@@ -142,6 +150,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         h_chunk: None,
         queries_pinned: false,
         query_window: None,
+        serial: false,
     };
     Some(match v {
         "pinned-2stream" => base,
@@ -481,6 +490,7 @@ impl<'g> GpuCase<'g> {
             max_device_bytes: variant.budget,
             h_msm: MsmConfig { chunk: variant.h_chunk, ..PartitionConfig::default().h_msm },
             query_window: variant.query_window.unwrap_or(PartitionConfig::default().query_window),
+            interleave_streamed: !variant.serial,
             ..PartitionConfig::default()
         };
         let mut engines = Vec::new();
@@ -779,7 +789,13 @@ mod tests {
             parse_variant("pinned-2stream-budget16-qpinned-qw20").map(|v| (v.budget, v.queries_pinned, v.query_window)),
             Some((Some(16 << 30), true, Some(1 << 20)))
         );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget8-qpinned-serial").map(|v| (v.budget, v.queries_pinned, v.serial)),
+            Some((Some(8 << 30), true, true))
+        );
         for bad in [
+            "pinned-2stream-serial",
+            "pinned-2stream-budget16-serial-serial",
             "pinned-2stream-budget10",
             "pinned-2stream-2gpu-budget16",
             "pinned-2stream-budget16-budget24",
