@@ -857,7 +857,7 @@ impl<'g> PartitionEngine<'g> {
             }
         }
         let interleave = self.config.interleave_streamed;
-        let queued = queue_streamed(h_msm, srs, queries, s, rec, &compute, self.gpu.copy_stream(), interleave);
+        let queued = queue_streamed(h_msm, srs, queries, s, rec, self.gpu, interleave);
         if queued.is_err() {
             // Nothing queued may go on reading the SRS's pinned memory unaccounted for.
             let _ = self.gpu.synchronize();
@@ -997,10 +997,10 @@ fn queue_streamed(
     queries: &mut [AssignmentEngines<'_>],
     s: &Slot,
     rec: &mut PhaseRecorder,
-    compute: &std::sync::Arc<CudaStream>,
-    copy: &std::sync::Arc<CudaStream>,
+    gpu: &Gpu,
     interleave: bool,
 ) -> Result<()> {
+    let (compute, copy) = (gpu.stream(), gpu.copy_stream());
     let h_scalars = Scalars::Device(&s.a);
     {
         let h_table: Vec<&PinnedBuffer<G1Affine>> = match &srs.h {
