@@ -255,7 +255,8 @@ fn two_gpus_groth16_batch_spreads() {
 }
 
 /// Within a device-memory budget one byte short of what the prover's engine holds without one, the H query
-/// streams from pinned memory, and the proofs stay byte-identical to bellperson's. Both provers see the same
+/// streams from pinned memory, and the proofs stay byte-identical to bellperson's; so they do at the least
+/// budget the engine states, where every query streams and C shares B's buffer. The provers see the same
 /// first circuit, so their engines are sized alike.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -271,13 +272,39 @@ fn proofs_within_a_device_budget_match_bellperson() {
     let full = resident.memory()[0].expect("an engine after a proof").device_bytes;
     drop(resident);
     let config = ProverConfig { max_device_bytes: Some(full - 1), ..ProverConfig::default() };
-    let mut streamed = Groth16Prover::with_config(std::slice::from_ref(&gpu), key, config).expect("prover");
+    let mut streamed = Groth16Prover::with_config(std::slice::from_ref(&gpu), key.clone(), config).expect("prover");
     check_gpu("streamed H", &mut streamed, &params, first.clone(), &mut rng);
     let second = PowerRounds { x: Some(Scalar::random(&mut rng)), constants: first.constants.clone() };
     check_gpu("streamed H, second proof", &mut streamed, &params, second, &mut rng);
     let memory = streamed.memory()[0].expect("an engine after a proof");
     println!("resident {full} bytes; within a budget: {memory:?}");
     assert!(memory.h_streamed && memory.device_bytes < full, "{memory:?}");
+    drop(streamed);
+
+    // The least budget the engine states (asked twice: first the floor of the SRS and one slot, refused
+    // before allocating, then the whole working set): the A/B/L queries stream from pinned memory (in
+    // windows of 2^12 positions: at this size a whole-assignment window would take more than the queries),
+    // and C shares B's buffer in one slot.
+    let tight = |budget| ProverConfig {
+        max_device_bytes: Some(budget),
+        engine: Some(zkgpu::PartitionConfig { query_window: 1 << 12, ..Default::default() }),
+        ..ProverConfig::default()
+    };
+    let needed = |budget: usize| {
+        let mut prover =
+            Groth16Prover::with_config(std::slice::from_ref(&gpu), key.clone(), tight(budget)).expect("prover");
+        match prover.prove_with(first.clone(), Scalar::ONE, Scalar::ONE) {
+            Err(zkgpu::Error::DeviceBudget { needed, .. }) => needed,
+            other => panic!("budget {budget}: {:?}", other.map(|_| prover.memory())),
+        }
+    };
+    let needed = needed(needed(0));
+    let mut least = Groth16Prover::with_config(std::slice::from_ref(&gpu), key, tight(needed)).expect("prover");
+    check_gpu("the least budget", &mut least, &params, first.clone(), &mut rng);
+    let memory = least.memory()[0].expect("an engine after a proof");
+    println!("at the least budget {needed}: {memory:?}");
+    assert!(memory.streamed_assignments > 0 && memory.c_shares_b, "{memory:?}");
+    assert!(memory.slots == 1 && memory.device_bytes <= needed, "{memory:?}");
 }
 
 /// A key read from its parameter file into pinned memory holds the points written and proves
