@@ -96,6 +96,15 @@ fn run(args: Args) -> Result<ExitCode> {
     if plan.is_empty() {
         return Err("nothing to run: no op/variant matches (see --list)".into());
     }
+    let unknown: Vec<&str> = args
+        .variants
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !selected.iter().any(|op| op.variants(target).contains(w)))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!("no selected op has the variant(s) {unknown:?} (see --list)").into());
+    }
 
     let bar = ProgressBar::new((plan.len() as u64) * u64::from(args.warmup + args.reps));
     bar.set_style(

@@ -87,6 +87,10 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget12-qpinned-qw20",
     "pinned-2stream-budget12-qpinned-qw24",
     "pinned-2stream-budget8-qpinned-serial",
+    "pinned-2stream-budget16-qpinned",
+    "pinned-2stream-budget16-qpinned-serial",
+    "pinned-2stream-budget24-qpinned",
+    "pinned-2stream-budget16-qpinned-qw21",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
