@@ -186,7 +186,9 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         i: usize,
         copies: CopyPhases<'_>,
     ) -> Result<()> {
-        let (window, windows) = self.window.unwrap_or((32, 1));
+        let Some((window, windows)) = self.window else {
+            return Err(Error::Pipeline(format!("assignment {i}'s queries stream, its engines are resident")));
+        };
         let (adder, ones) = (&mut self.adder, &slot.ones[i]);
         self.msm.queue_step(run, tables, &slot.tail(i), copies, |table, k, staged| {
             adder.enqueue_window(staged, ones, k * (window / 32), table * windows + k)
