@@ -28,10 +28,10 @@
 //!   of `a` only, those of `b` for `b`, those of `c` for `c` (explicit event waits), so the NTTs of a overlap
 //!   the upload of b, and so on; the final step waits for all three. It returns when the uploads are done:
 //!   the caller may then refill its pinned buffers. It does not wait for compute.
-//! - The MSM stage (the H MSM, batch additions and tail MSMs: work on device bases first, streamed work last) of
-//!   job `k` is queued as soon as the engines are free,
-//!   i.e. once job `k − 1`'s results are collected ([`Msm`] holds one queued MSM at a time), which happens in
-//!   whichever of `start`/`finish` comes first. [`PartitionEngine::finish`] waits for the job's results.
+//! - The MSM stage (the H MSM, batch additions and tail MSMs: work on device bases first, then the streamed
+//!   MSMs interleaved step by step, so one's uploads run beside another's kernels) of job `k` is queued as
+//!   soon as the engines are free, i.e. once job `k − 1`'s results are collected ([`Msm`] holds one queued
+//!   MSM at a time), which happens in whichever of `start`/`finish` comes first. [`PartitionEngine::finish`] waits for the job's results.
 //! - The rule: the uploads of job `k + slots` overwrite slot `k mod slots`, so before queueing them `start`
 //!   makes sure job `k`'s MSM stage is queued (collecting earlier jobs if need be, which blocks on the GPU).
 //!   Once everything that reads a slot is queued, the streams order the rest: cudarc's per-buffer events make
