@@ -50,10 +50,65 @@ impl Streamed {
         self.next == self.steps.len()
     }
 
-    /// The fraction of its steps queued (1 when there are none).
-    pub(crate) fn progress(&self) -> f64 {
-        if self.steps.is_empty() { 1.0 } else { self.next as f64 / self.steps.len() as f64 }
+    /// Steps queued, and steps in all.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.next, self.steps.len())
     }
+}
+
+/// The steps of a dense streamed MSM of `n` scalars: one per chunk of `chunk`, staged in slots 0 and 1 in
+/// turn; the first stores the buckets, the last finishes.
+fn dense_steps(n: usize, chunk: usize) -> Vec<Step> {
+    let chunk = chunk.max(1);
+    let mut steps = Vec::with_capacity(n.div_ceil(chunk));
+    let mut first = 0;
+    while first < n {
+        let part = Chunk::dense(steps.len() % 2, first, chunk.min(n - first));
+        first = part.scalars.end;
+        let parts = vec![(part.clone(), steps.is_empty())];
+        steps.push(Step { table: 0, stage: part, window: None, parts, finish: false });
+    }
+    if let Some(last) = steps.last_mut() {
+        last.finish = true;
+    }
+    steps
+}
+
+/// The steps of windowed streamed MSMs over `tables` tables of `rows` bases: per table, one per window of
+/// `window` positions, staged in `slots` slots in turn, with the scalars `ranges[k]` split at `chunk`. A
+/// table's first part (its first non-empty one) stores the buckets; its last window finishes it when there
+/// are any scalars.
+fn window_steps(
+    tables: usize,
+    rows: usize,
+    window: usize,
+    ranges: &[Range<usize>],
+    chunk: usize,
+    slots: usize,
+) -> Vec<Step> {
+    let (windows, chunk, slots) = (ranges.len(), chunk.max(1), slots.max(1));
+    let any = ranges.last().is_some_and(|r| r.end > 0);
+    let mut steps = Vec::with_capacity(tables * windows);
+    for table in 0..tables {
+        let mut first_part = true;
+        for (k, range) in ranges.iter().enumerate() {
+            let slot = steps.len() % slots;
+            let bases = k * window..((k + 1) * window).min(rows);
+            // More entries than the plan's chunk only when the indices are not ascending: then some are outside
+            // the window and counted bad, but each part still sorts within its scratch.
+            let mut parts = Vec::new();
+            let mut first = range.start;
+            while first < range.end {
+                let last = (first + chunk).min(range.end);
+                parts.push((Chunk { slot, scalars: first..last, bases: bases.clone() }, first_part));
+                first_part = false;
+                first = last;
+            }
+            let stage = Chunk { slot, scalars: range.clone(), bases };
+            steps.push(Step { table, stage, window: Some(k), parts, finish: any && k + 1 == windows });
+        }
+    }
+    steps
 }
 
 impl<C: Curve> Msm<'_, C> {
@@ -70,24 +125,7 @@ impl<C: Curve> Msm<'_, C> {
         let n = scalars.len();
         self.reserve_tables(1)?;
         self.reserve_host_bases()?;
-        let chunk = self.plan.chunk.max(1);
-        let mut steps = Vec::with_capacity(n.div_ceil(chunk));
-        let mut first = 0;
-        while first < n {
-            let part = Chunk::dense(steps.len() % 2, first, chunk.min(n - first));
-            first = part.scalars.end;
-            steps.push(Step {
-                table: 0,
-                stage: part.clone(),
-                window: None,
-                parts: vec![(part, steps.is_empty())],
-                finish: false,
-            });
-        }
-        if let Some(last) = steps.last_mut() {
-            last.finish = true;
-        }
-        self.begin(steps, 1, n, n, None)
+        self.begin(dense_steps(n, self.plan.chunk), 1, n, n, None)
     }
 
     /// Checks and lists the steps of the MSMs of sparse device scalars (`scalars[j]` times base `indices[j]`,
@@ -150,26 +188,7 @@ impl<C: Curve> Msm<'_, C> {
         if self.staged_bases.iter().any(|b| b.len() < window) || (windows > 1 && self.staged_bases.len() < 2) {
             return Err(Error::MsmConfig(format!("staging of {chunk} bases for windows of {window}")));
         }
-        let mut steps = Vec::with_capacity(tables.len() * windows);
-        for table in 0..tables.len() {
-            let mut first_part = true;
-            for (k, range) in ranges.iter().enumerate() {
-                let slot = steps.len() % self.staged_bases.len();
-                let bases = k * window..((k + 1) * window).min(rows);
-                // More entries than the plan's chunk only when the indices are not ascending: then some are
-                // outside the window and counted bad, but each part still sorts within its scratch.
-                let mut parts = Vec::new();
-                let mut first = range.start;
-                while first < range.end {
-                    let last = (first + chunk).min(range.end);
-                    parts.push((Chunk { slot, scalars: first..last, bases: bases.clone() }, first_part));
-                    first_part = false;
-                    first = last;
-                }
-                let stage = Chunk { slot, scalars: range.clone(), bases };
-                steps.push(Step { table, stage, window: Some(k), parts, finish: end > 0 && k + 1 == windows });
-            }
-        }
+        let steps = window_steps(tables.len(), rows, window, ranges, chunk, self.staged_bases.len());
         self.begin(steps, tables.len(), rows, end, Some(rows))
     }
 
@@ -228,5 +247,89 @@ impl<C: Curve> Msm<'_, C> {
             if step.finish { self.enqueue_finish(step.table) } else { Ok(()) }
         })();
         self.settle(queued)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks `steps` (of `tables` tables of `rows` bases and `scalars` scalars each): per table, bases and
+    /// scalars covered in order, parts within the step's stage and at most `chunk` long, one first part and one
+    /// finish when there are scalars; staging slots in turn.
+    fn check_cover(steps: &[Step], tables: usize, rows: usize, scalars: usize, slots: usize, chunk: usize) {
+        for table in 0..tables {
+            let mine: Vec<&Step> = steps.iter().filter(|s| s.table == table).collect();
+            // Bases and scalars covered in order, each once.
+            let (mut bases, mut next) = (0, 0);
+            for s in &mine {
+                assert_eq!(s.stage.bases.start, bases, "table {table}: bases in order");
+                bases = s.stage.bases.end;
+                assert_eq!(s.stage.scalars.start, next, "table {table}: scalars in order");
+                for (part, _) in &s.parts {
+                    assert_eq!((part.scalars.start, part.slot, &part.bases), (next, s.stage.slot, &s.stage.bases));
+                    assert!(!part.scalars.is_empty() && part.scalars.len() <= chunk, "{part:?}");
+                    next = part.scalars.end;
+                }
+                assert_eq!(next, s.stage.scalars.end);
+            }
+            assert_eq!((bases, next), (rows, scalars), "table {table} covered");
+            // One first part, the table's first; the last step finishes when there are scalars.
+            let firsts: Vec<bool> = mine.iter().flat_map(|s| s.parts.iter().map(|p| p.1)).collect();
+            assert_eq!(firsts.iter().filter(|&&f| f).count(), usize::from(scalars > 0), "table {table}");
+            assert!(firsts.first().is_none_or(|&f| f), "table {table}: the first part stores the buckets");
+            let finishes: Vec<bool> = mine.iter().map(|s| s.finish).collect();
+            assert_eq!(finishes.iter().filter(|&&f| f).count(), usize::from(scalars > 0), "table {table}");
+            assert!(scalars == 0 || finishes.last() == Some(&true), "table {table}: its last step finishes");
+        }
+        // Staging slots in turn over all steps, so a step's upload waits for the kernels of the step two before.
+        for (i, s) in steps.iter().enumerate() {
+            assert_eq!(s.stage.slot, i % slots, "step {i}");
+        }
+    }
+
+    #[test]
+    fn dense_steps_cover_the_scalars_in_chunks() {
+        for (n, chunk) in [(1, 1), (5, 8), (8, 8), (9, 8), (1 << 20, 1 << 18), (1000, 333), (0, 4)] {
+            let steps = dense_steps(n, chunk);
+            assert_eq!(steps.len(), n.div_ceil(chunk), "n {n}, chunk {chunk}");
+            assert!(
+                steps.iter().all(|s| s.window.is_none() && s.parts.len() == 1 && s.parts[0].0.bases == s.stage.bases)
+            );
+            check_cover(&steps, 1, n, n, 2, chunk);
+        }
+    }
+
+    #[test]
+    fn window_steps_cover_every_table_and_window() {
+        let seed = 0x57ea_u64;
+        println!("seed {seed}");
+        let mut state = seed;
+        let mut next = |m: usize| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((state >> 33) as usize) % m.max(1)
+        };
+        for (rows, window, chunk, tables) in
+            [(100usize, 32usize, 32usize, 3usize), (4096, 64, 64, 1), (20_037, 4096, 4096, 2), (64, 64, 64, 2)]
+        {
+            let windows = rows.div_ceil(window);
+            // Random entries per window (some empty, some past the chunk: not ascending input), and none at all.
+            for empty in [false, true] {
+                let mut ranges = Vec::new();
+                let mut end = 0;
+                for _ in 0..windows {
+                    let count = if empty { 0 } else { [0, 1, next(window), window + next(2 * window)][next(4)] };
+                    ranges.push(end..end + count);
+                    end += count;
+                }
+                let steps = window_steps(tables, rows, window, &ranges, chunk, 2);
+                assert_eq!(steps.len(), tables * windows);
+                for (i, s) in steps.iter().enumerate() {
+                    assert_eq!((s.table, s.window), (i / windows, Some(i % windows)));
+                    assert_eq!(s.stage.scalars, ranges[i % windows]);
+                }
+                check_cover(&steps, tables, rows, end, 2, chunk);
+            }
+        }
     }
 }

@@ -986,10 +986,20 @@ enum StreamedWork {
     G2(usize),
 }
 
+/// Which of the streamed MSMs (steps queued, steps in all) queues a step next: the least far along by its
+/// share of steps queued (ties: the first), or without `interleave` the first unfinished; `None` when all are.
+fn next_streamed(runs: &[(usize, usize)], interleave: bool) -> Option<usize> {
+    let mut open = runs.iter().enumerate().filter(|(_, (queued, all))| queued < all);
+    if !interleave {
+        return open.next().map(|(i, _)| i);
+    }
+    // queued / all compared as cross products: exact, and equal shares tie.
+    open.min_by(|&(_, &(q1, a1)), &(_, &(q2, a2))| (q1 * a2).cmp(&(q2 * a1))).map(|(i, _)| i)
+}
+
 /// Queues the streamed part of a job's MSM stage in slot `s`: the streamed query groups and a streamed H MSM,
-/// step by step, each step going to the MSM least far along (by its share of steps queued; without
-/// `interleave`, each MSM whole, in that order), so that they all progress together: one MSM's uploads then run beside another's kernels (a streamed H's chunks are
-/// compute-heavy, query windows copy-heavy), where one after the other they would leave the copy stream idle
+/// step by step ([`next_streamed`]), so that they all progress together: one MSM's uploads then run beside
+/// another's kernels (a streamed H's chunks are compute-heavy, query windows copy-heavy), where one after the other they would leave the copy stream idle
 /// during the first and the compute stream waiting during the second. Phases: `msm.h` or `msm.stream.{name}`
 /// per MSM (from its first step to its last, so they overlap), `h2d.h.{k}` / `h2d.{name}.{k}` per copy. The
 /// pinned tables are marked as read on the copy stream once everything is queued.
@@ -1026,15 +1036,8 @@ fn queue_streamed(
             let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, compute)?;
             runs.push((StreamedWork::H, h_msm.begin_pinned(h, &h_scalars)?, phase));
         }
-        // The next step: the least far along (ties: the first), or without interleaving the first unfinished.
-        let next = |runs: &[(StreamedWork, Streamed, PhaseId)]| {
-            let mut open = runs.iter().enumerate().filter(|(_, (_, run, _))| !run.is_done());
-            match interleave {
-                true => open.min_by(|a, b| a.1.1.progress().total_cmp(&b.1.1.progress())).map(|(i, _)| i),
-                false => open.next().map(|(i, _)| i),
-            }
-        };
-        while let Some(index) = next(&runs) {
+        let counts = |runs: &[(StreamedWork, Streamed, PhaseId)]| runs.iter().map(|r| r.1.counts()).collect::<Vec<_>>();
+        while let Some(index) = next_streamed(&counts(&runs), interleave) {
             let (work, run, phase) = &mut runs[index];
             match *work {
                 StreamedWork::H => {
@@ -1272,6 +1275,41 @@ mod tests {
             Ok(Placement { slots: 1, c_shares_b: true, streamed: 1, .. }) => {}
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Interleaved, every MSM's share of steps queued stays within one step of the others' (a streamed H of 32
+    /// chunks gets one step for every three of each query group's 96); serial, one after the other.
+    #[test]
+    fn streamed_steps_interleave_by_share() {
+        let all = [32usize, 96, 96, 1];
+        for interleave in [true, false] {
+            let mut queued = [0usize; 4];
+            let mut order = Vec::new();
+            while let Some(i) = next_streamed(&[0, 1, 2, 3].map(|i| (queued[i], all[i])), interleave) {
+                queued[i] += 1;
+                order.push(i);
+                if interleave {
+                    // Among the long runs the shares differ by at most the largest step, H's 1/32.
+                    let shares = [0, 1, 2].map(|j| queued[j] as f64 / all[j] as f64);
+                    let (lo, hi) = shares.iter().fold((f64::MAX, 0f64), |(lo, hi), &s| (lo.min(s), hi.max(s)));
+                    assert!(hi - lo <= 1.0 / 32.0 + 1e-12, "{queued:?}");
+                }
+            }
+            assert_eq!(queued, all, "every step queued once");
+            if interleave {
+                assert_eq!(&order[..5], &[0, 1, 2, 3, 1], "ties go to the first");
+                // H's steps spread over the whole stage, not bunched at one end.
+                let h: Vec<usize> = order.iter().enumerate().filter(|&(_, &r)| r == 0).map(|(k, _)| k).collect();
+                assert!(h.windows(2).all(|w| w[1] - w[0] <= 8), "{h:?}");
+            } else {
+                let mut serial: Vec<usize> = Vec::new();
+                for (i, &n) in all.iter().enumerate() {
+                    serial.extend(std::iter::repeat_n(i, n));
+                }
+                assert_eq!(order, serial);
+            }
+        }
+        assert_eq!(next_streamed(&[(3, 3), (0, 0)], true), None, "nothing left");
     }
 
     #[test]
