@@ -477,12 +477,7 @@ impl Ntt {
     /// need never be on the device at once (the partition engine's two-vector slots). Queued on the compute
     /// stream; errors as for [`Ntt::groth16_h_combine`], with nothing queued and `a` unchanged.
     pub fn groth16_h_multiply(&self, a: &mut DeviceBuffer<Scalar>, b: &DeviceBuffer<Scalar>) -> Result<()> {
-        self.gpu.owns("Groth16 H a", a)?;
-        self.gpu.owns("Groth16 H b", b)?;
-        let log_n = groth16_h_shape(a.len(), b.len(), b.len())?;
-        let mut tables = self.lock();
-        self.groth16_h_tables(&mut tables, log_n)?;
-        self.queue_groth16_h_multiply(&tables, a, b, log_n)
+        self.groth16_h_pair(a, b, "Groth16 H b", Self::queue_groth16_h_multiply)
     }
 
     /// The second half of [`Ntt::groth16_h_combine`]: from `a` as [`Ntt::groth16_h_multiply`] leaves it and
@@ -490,12 +485,24 @@ impl Ntt {
     /// inverse DIF, the subtraction of C / Z and one permutation. `c` is only read. Queued on the compute
     /// stream; errors as for [`Ntt::groth16_h_combine`], with nothing queued and `a` unchanged.
     pub fn groth16_h_finish(&self, a: &mut DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
+        self.groth16_h_pair(a, c, "Groth16 H c", Self::queue_groth16_h_finish)
+    }
+
+    /// A Groth16 step on `a` and one other vector (`what`): both on this GPU and of one power-of-two length,
+    /// the tables built, then `queue`; on an error nothing is queued.
+    fn groth16_h_pair(
+        &self,
+        a: &mut DeviceBuffer<Scalar>,
+        other: &DeviceBuffer<Scalar>,
+        what: &'static str,
+        queue: impl FnOnce(&Self, &Tables, &mut DeviceBuffer<Scalar>, &DeviceBuffer<Scalar>, u32) -> Result<()>,
+    ) -> Result<()> {
         self.gpu.owns("Groth16 H a", a)?;
-        self.gpu.owns("Groth16 H c", c)?;
-        let log_n = groth16_h_shape(a.len(), c.len(), c.len())?;
+        self.gpu.owns(what, other)?;
+        let log_n = groth16_h_shape(a.len(), other.len(), other.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
-        self.queue_groth16_h_finish(&tables, a, c, log_n)
+        queue(self, &tables, a, other, log_n)
     }
 
     /// `Err(WrongDevice)` unless Groth16's a, b and c live on this NTT's GPU.
