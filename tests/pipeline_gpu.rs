@@ -629,6 +629,44 @@ fn a_budget_below_the_working_set_is_refused() {
     assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);
 }
 
+/// `max_tail_fraction` sizes the slots' tails: the engine holds `slots · Σ (len − ⌈f·len⌉) · 36` bytes less
+/// than with whole-length tails, its jobs (tails ~10%) equal the CPU's, and a job whose tail is longer than
+/// the room is refused by `start` before anything is queued (the next job is right).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_tail_capacity_shrinks_the_slots() {
+    let _memory = shared_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("a_tail_capacity_shrinks_the_slots");
+    let n = 1 << 12;
+    let host = host_srs(&mut rng, n, true);
+    let whole = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    let config = PartitionConfig { max_tail_fraction: 0.25, ..Default::default() };
+    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), config).unwrap();
+    let room: Vec<usize> = host.lens.iter().map(|&m| m.div_ceil(4)).collect();
+    let saved: usize = host.lens.iter().zip(&room).map(|(&m, &r)| (m - r) * 36).sum();
+    assert_eq!(whole.device_bytes() - engine.device_bytes(), engine.memory().slots * saved);
+    drop(whole);
+    let data = job_data(&mut rng, n, &host.lens, true);
+    assert!(data.assignments.iter().zip(&room).all(|(d, &r)| d.tail.len() <= r), "tails within the room");
+    let t = engine.start(data.job()).unwrap();
+    assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);
+    // Every value of the first assignment neither 0 nor 1: its tail is the whole assignment.
+    let mut dense = job_data(&mut rng, n, &host.lens, true);
+    let d = &mut dense.assignments[0];
+    d.values = random_scalars(&mut rng, d.values.len());
+    (d.tail, d.tail_index) = (vec![Scalar::ZERO; d.values.len()], vec![0; d.values.len()]);
+    let k = zkgpu::pipeline::split_assignment(&d.values, &mut d.ones, &mut d.tail, &mut d.tail_index).unwrap();
+    assert_eq!(k, d.values.len());
+    match engine.start(dense.job()) {
+        Err(Error::LengthMismatch { expected, actual, .. }) => assert_eq!((expected, actual), (room[0], k)),
+        other => panic!("a tail past the room: {:?}", other.map(|t| t.id())),
+    }
+    assert_eq!(engine.in_flight(), 0, "the refused job was not started");
+    let t = engine.start(data.job()).unwrap();
+    assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0, "after the refused job");
+}
+
 /// Affine accumulation in every MSM gives the same results.
 #[test]
 #[ignore = "needs a CUDA GPU"]

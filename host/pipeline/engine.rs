@@ -27,6 +27,8 @@ pub(super) struct Slot {
 pub(super) struct SlotLayout {
     pub(super) shape: PartitionShape,
     pub(super) windows: Vec<Option<usize>>,
+    /// Per assignment, the most tail entries a job may have ([`PartitionConfig::max_tail_fraction`]).
+    pub(super) tail_capacity: Vec<usize>,
     /// Two vectors of `n` instead of three: C is uploaded into B's buffer once B is multiplied into A
     /// ([`Ntt::groth16_h_multiply`]), so its upload waits for B's transforms (chosen only where three do not
     /// fit the budget: a 2^27 slot is then 4.3 GB smaller).
@@ -34,6 +36,21 @@ pub(super) struct SlotLayout {
 }
 
 impl SlotLayout {
+    /// `Err(LengthMismatch)` for a job whose tail is longer than its slot's room
+    /// ([`PartitionConfig::max_tail_fraction`]).
+    pub(super) fn check_tails(&self, job: &PartitionJob<'_>) -> Result<()> {
+        for (input, &capacity) in job.assignments.iter().zip(&self.tail_capacity) {
+            if input.tail.len() > capacity {
+                return Err(Error::LengthMismatch {
+                    what: "partition assignment tail (at most PartitionConfig::max_tail_fraction of its length)",
+                    expected: capacity,
+                    actual: input.tail.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Bitmap words of assignment `i`'s slot buffer: its length's, or whole windows' when it may stream (a
     /// window's batch addition reads a window of bits).
     pub(super) fn ones_words(&self, i: usize) -> usize {
@@ -51,7 +68,7 @@ impl Slot {
     pub(super) fn bytes(layout: &SlotLayout) -> usize {
         let shape = &layout.shape;
         let per_assignment = |i: usize| {
-            shape.assignments[i] * (size_of::<Scalar>() + size_of::<u32>()) + layout.ones_words(i) * size_of::<u32>()
+            layout.tail_capacity[i] * (size_of::<Scalar>() + size_of::<u32>()) + layout.ones_words(i) * size_of::<u32>()
         };
         let vectors = if layout.c_shares_b { 2 } else { 3 };
         vectors * shape.n * size_of::<Scalar>() + (0..shape.assignments.len()).map(per_assignment).sum::<usize>()
@@ -63,8 +80,8 @@ impl Slot {
             a: gpu.alloc_zeroed(n)?,
             b: gpu.alloc_zeroed(n)?,
             c: if layout.c_shares_b { None } else { Some(gpu.alloc_zeroed(n)?) },
-            tails: lens.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
-            tail_index: lens.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tails: layout.tail_capacity.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
+            tail_index: layout.tail_capacity.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
             tail_len: vec![0; lens.len()],
             ones: (0..lens.len()).map(|i| gpu.alloc_zeroed(layout.ones_words(i))).collect::<Result<_>>()?,
             tail_windows: vec![Vec::new(); lens.len()],
@@ -379,6 +396,16 @@ fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize
     MsmPlan::new(points, &MsmConfig { window_bits: Some(c), ..tail }, false)
 }
 
+/// The most tail entries a job may have for an assignment of `len` ([`PartitionConfig::max_tail_fraction`]
+/// of it, rounded up). `Err(Pipeline)` for a fraction outside 0..=1.
+pub(super) fn tail_capacity(len: usize, config: &PartitionConfig) -> Result<usize> {
+    let f = config.max_tail_fraction;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(Error::Pipeline(format!("PartitionConfig::max_tail_fraction {f}: a fraction from 0 to 1")));
+    }
+    Ok(((len as f64 * f).ceil() as usize).min(len))
+}
+
 /// Positions per window of a streamed assignment of `len`: [`PartitionConfig::query_window`], or the length
 /// rounded up to whole bitmap words when shorter. `Err(Pipeline)` unless the configured window is a positive
 /// multiple of 32.
@@ -485,7 +512,9 @@ impl<'g> PartitionEngine<'g> {
             .iter()
             .map(|a| a.streamed().then(|| query_window(a.len, &config)).transpose())
             .collect::<Result<Vec<_>>>()?;
-        let mut layout = SlotLayout { shape: srs.shape(), windows, c_shares_b: false };
+        let shape = srs.shape();
+        let tail_capacity = shape.assignments.iter().map(|&len| tail_capacity(len, &config)).collect::<Result<_>>()?;
+        let mut layout = SlotLayout { shape, windows, tail_capacity, c_shares_b: false };
         // What is certain before allocating anything (the SRS and one slot of two vectors): a budget below it
         // is refused without touching the device.
         let slot_bytes = Slot::bytes(&layout);
@@ -701,6 +730,7 @@ impl<'g> PartitionEngine<'g> {
             )));
         }
         self.srs.shape().check(&job)?;
+        self.layout.check_tails(&job)?;
         let slot = self.next_slot;
         // The rule: the slot's previous job must have its MSM stage queued before its inputs are overwritten.
         while self.jobs.iter().any(|j| j.slot == slot && matches!(j.stage, Stage::Ntt { .. })) {
@@ -1274,6 +1304,19 @@ mod tests {
         match at(least) {
             Ok(Placement { slots: 1, c_shares_b: true, streamed: 1, .. }) => {}
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn tail_capacity_is_the_fraction_rounded_up() {
+        let with = |f| PartitionConfig { max_tail_fraction: f, ..PartitionConfig::default() };
+        assert_eq!(tail_capacity(1 << 27, &PartitionConfig::default()).unwrap(), 1 << 27);
+        assert_eq!(tail_capacity(1 << 27, &with(0.1)).unwrap(), 13_421_773);
+        assert_eq!(tail_capacity(10, &with(0.25)).unwrap(), 3);
+        assert_eq!(tail_capacity(10, &with(0.0)).unwrap(), 0);
+        assert_eq!(tail_capacity(0, &with(0.5)).unwrap(), 0);
+        for bad in [-0.1, 1.5, f64::NAN] {
+            assert!(matches!(tail_capacity(10, &with(bad)), Err(Error::Pipeline(_))), "{bad}");
         }
     }
 

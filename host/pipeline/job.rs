@@ -34,6 +34,11 @@ pub struct PartitionConfig {
     /// Expected fraction of an assignment's scalars that are neither 0 nor 1 (sizes the tail MSMs' window;
     /// any fraction up to 1 works).
     pub tail_fraction: f64,
+    /// Most of an assignment's scalars a job's tail may hold, as a fraction of its length (0 to 1; 1, the
+    /// default: any split). The input slots hold tails of `⌈max_tail_fraction · len⌉` entries, so a smaller
+    /// fraction makes them smaller (at 2^27 a full-length tail is 4.8 GB per slot, ~10% is typical); a job with
+    /// a longer tail is refused by [`PartitionEngine::start`] (`LengthMismatch`, nothing queued).
+    pub max_tail_fraction: f64,
     /// The batch additions' method ([`Method::Affine`] holds ~10 GB of level scratch per curve group at
     /// 2^27, shared by the group's queries).
     pub batch_add: Method,
@@ -72,6 +77,7 @@ impl Default for PartitionConfig {
             h_msm: MsmConfig::default(),
             tail_msm: MsmConfig::default(),
             tail_fraction: 0.1,
+            max_tail_fraction: 1.0,
             batch_add: Method::Affine,
             max_in_flight: 64,
             max_device_bytes: None,

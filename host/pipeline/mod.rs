@@ -47,7 +47,8 @@
 //! in pinned host memory ([`PartitionSrs::pinned`]) streams through the H MSM chunk by chunk in every job; the
 //! slots hold two vectors of `n` instead of three (C is uploaded into B's buffer once B is multiplied into A,
 //! so a job's uploads end only after B's transforms); assignment queries in pinned memory stream (below); the
-//! engine makes fewer slots than configured. [`PartitionEngine::memory`] says what it chose; a budget below
+//! engine makes fewer slots than configured. [`PartitionConfig::max_tail_fraction`] bounds the tails a job may
+//! have, so that the slots hold less. [`PartitionEngine::memory`] says what it chose; a budget below
 //! the smallest working set is
 //! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated. An assignment whose
 //! queries are given in pinned host memory ([`PartitionSrs::add_assignment_pinned`]) streams them in every

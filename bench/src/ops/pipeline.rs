@@ -31,7 +31,9 @@
 //!   window through every job (after H); `-qwK` after that: windows of 2^K positions
 //!   (`PartitionConfig::query_window`). `-budget8` and `-budget12` exist for these (at 2^24 the queries
 //!   stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than
-//!   interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B.
+//!   interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before it: the
+//!   slots' tails sized for K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails
+//!   are ~10%).
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -91,6 +93,10 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget16-qpinned-serial",
     "pinned-2stream-budget24-qpinned",
     "pinned-2stream-budget16-qpinned-qw21",
+    "pinned-2stream-budget16-qpinned-tail20",
+    "pinned-2stream-budget16-qpinned-tail20-serial",
+    "pinned-2stream-budget24-qpinned-tail20",
+    "pinned-2stream-budget12-qpinned-tail20",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -118,12 +124,19 @@ struct Variant {
     query_window: Option<usize>,
     /// Streamed MSMs queued one after the other (`-serial`), not interleaved (the engine's default).
     serial: bool,
+    /// `PartitionConfig::max_tail_fraction` (`-tailK`: K %), else whole-length tails.
+    max_tail: Option<u32>,
 }
 
 fn parse_variant(v: &str) -> Option<Variant> {
     if let Some(base) = v.strip_suffix("-serial") {
         let base = parse_variant(base).filter(|b| !b.serial && (b.budget.is_some() || b.queries_pinned))?;
         return Some(Variant { serial: true, ..base });
+    }
+    if let Some((base, percent)) = v.rsplit_once("-tail") {
+        let percent: u32 = percent.parse().ok().filter(|p| (1..=100).contains(p))?;
+        let base = parse_variant(base).filter(|b| b.gpus == 1 && b.max_tail.is_none())?;
+        return Some(Variant { max_tail: Some(percent), ..base });
     }
     if let Some((base, bits)) = v.rsplit_once("-qw") {
         let bits: u32 = bits.parse().ok().filter(|b| (16..=26).contains(b))?;
@@ -155,6 +168,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         queries_pinned: false,
         query_window: None,
         serial: false,
+        max_tail: None,
     };
     Some(match v {
         "pinned-2stream" => base,
@@ -495,6 +509,7 @@ impl<'g> GpuCase<'g> {
             h_msm: MsmConfig { chunk: variant.h_chunk, ..PartitionConfig::default().h_msm },
             query_window: variant.query_window.unwrap_or(PartitionConfig::default().query_window),
             interleave_streamed: !variant.serial,
+            max_tail_fraction: variant.max_tail.map_or(1.0, |p| f64::from(p) / 100.0),
             ..PartitionConfig::default()
         };
         let mut engines = Vec::new();
@@ -797,8 +812,15 @@ mod tests {
             parse_variant("pinned-2stream-budget8-qpinned-serial").map(|v| (v.budget, v.queries_pinned, v.serial)),
             Some((Some(8 << 30), true, true))
         );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget16-qpinned-tail20-serial").map(|v| (v.max_tail, v.serial)),
+            Some((Some(20), true))
+        );
         for bad in [
             "pinned-2stream-serial",
+            "pinned-2stream-tail0",
+            "pinned-2stream-tail101",
+            "pinned-2stream-tail20-tail30",
             "pinned-2stream-budget16-serial-serial",
             "pinned-2stream-budget10",
             "pinned-2stream-2gpu-budget16",
