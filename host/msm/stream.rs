@@ -12,13 +12,13 @@ use crate::pinned::PinnedBuffer;
 pub(crate) struct CopyPhases<'r> {
     pub(super) recorder: &'r mut PhaseRecorder,
     pub(super) prefix: &'r str,
+    /// The step being staged ([`Msm::queue_step`] sets it).
     pub(super) count: usize,
 }
 
 impl<'r> CopyPhases<'r> {
-    /// Phases from step `count` on.
-    pub(crate) fn new(recorder: &'r mut PhaseRecorder, prefix: &'r str, count: usize) -> Self {
-        CopyPhases { recorder, prefix, count }
+    pub(crate) fn new(recorder: &'r mut PhaseRecorder, prefix: &'r str) -> Self {
+        CopyPhases { recorder, prefix, count: 0 }
     }
 }
 
@@ -210,7 +210,7 @@ impl<C: Curve> Msm<'_, C> {
 
     /// Queues the next step of `run` (nothing when every step is queued) for the inputs it was begun with:
     /// `tables` and `scalars` (dense for [`Msm::begin_pinned`], sparse for [`Msm::begin_pinned_windows`]);
-    /// the step's copy is a phase of `copies` (from step `k`'s name on); `per_window(table, k, staged)`
+    /// the step's copy is a phase of `copies` (named for the step's number); `per_window(table, k, staged)`
     /// queues the caller's work on window `k`'s staged bases (windows only). The step's upload waits for the
     /// kernels that read its staging slot two steps before. On an error the MSM is forgotten and the GPU
     /// synchronized.

@@ -1029,10 +1029,11 @@ fn next_streamed(runs: &[(usize, usize)], interleave: bool) -> Option<usize> {
 
 /// Queues the streamed part of a job's MSM stage in slot `s`: the streamed query groups and a streamed H MSM,
 /// step by step ([`next_streamed`]), so that they all progress together: one MSM's uploads then run beside
-/// another's kernels (a streamed H's chunks are compute-heavy, query windows copy-heavy), where one after the other they would leave the copy stream idle
-/// during the first and the compute stream waiting during the second. Phases: `msm.h` or `msm.stream.{name}`
-/// per MSM (from its first step to its last, so they overlap), `h2d.h.{k}` / `h2d.{name}.{k}` per copy. The
-/// pinned tables are marked as read on the copy stream once everything is queued.
+/// another's kernels (a streamed H's chunks are compute-heavy, query windows copy-heavy), where one after the
+/// other they would leave the copy stream idle during the first and the compute stream waiting during the
+/// second. Phases: `msm.h` or `msm.stream.{name}` per MSM (from its first step to its last, so they overlap),
+/// `h2d.h.{k}` / `h2d.{name}.{k}` per copy. The pinned tables are marked as read on the copy stream once
+/// everything is queued.
 fn queue_streamed(
     h_msm: &mut Msm<'_, G1>,
     srs: &mut PartitionSrs,
@@ -1071,17 +1072,17 @@ fn queue_streamed(
             let (work, run, phase) = &mut runs[index];
             match *work {
                 StreamedWork::H => {
-                    h_msm.queue_step(run, &h_table, &h_scalars, CopyPhases::new(rec, "h2d.h", 0), |_, _, _| Ok(()))?
+                    h_msm.queue_step(run, &h_table, &h_scalars, CopyPhases::new(rec, "h2d.h"), |_, _, _| Ok(()))?
                 }
                 StreamedWork::G1(i) => {
                     let (group, prefix) = (queries[i].0.as_mut(), format!("h2d.{i}.g1"));
                     let group = group.ok_or_else(|| Error::Pipeline("a streamed run without its group".into()))?;
-                    group.step(run, &g1_tables[i], s, i, CopyPhases::new(rec, &prefix, 0))?
+                    group.step(run, &g1_tables[i], s, i, CopyPhases::new(rec, &prefix))?
                 }
                 StreamedWork::G2(i) => {
                     let (group, prefix) = (queries[i].1.as_mut(), format!("h2d.{i}.g2"));
                     let group = group.ok_or_else(|| Error::Pipeline("a streamed run without its group".into()))?;
-                    group.step(run, &g2_tables[i], s, i, CopyPhases::new(rec, &prefix, 0))?
+                    group.step(run, &g2_tables[i], s, i, CopyPhases::new(rec, &prefix))?
                 }
             }
             if run.is_done() {
