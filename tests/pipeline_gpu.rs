@@ -505,6 +505,21 @@ fn assignment_queries_stream_from_pinned_memory() {
                 assert_eq!(copies.iter().map(|p| p.bytes).sum::<usize>(), query_bytes, "each window once");
                 let h_copies: usize = r.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).map(|p| p.bytes).sum();
                 assert_eq!(h_copies, h_bytes, "each chunk of a streamed H once");
+                // Per step: its kernels (a query window's batch addition, every step's MSM chunk) start once its
+                // copy is done.
+                let steps: Vec<_> =
+                    r.phases.iter().filter(|p| p.name.starts_with("add.") || p.name.starts_with("chunk.")).collect();
+                let all_steps = copies.len() + r.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).count();
+                assert_eq!(steps.len(), copies.len() + all_steps, "an addition per window, a chunk per step");
+                for p in steps {
+                    let step = p.name.split_once('.').map_or("", |(_, rest)| rest);
+                    let copy = r.phases.iter().find(|c| c.name == format!("h2d.{step}")).expect("the step's copy");
+                    assert!(
+                        p.kind == PhaseKind::Kernel && p.start_ms >= copy.end_ms - 1e-3,
+                        "{} after its copy",
+                        p.name
+                    );
+                }
                 for name in ["msm.stream.0.g1", "msm.stream.1.g2"] {
                     assert!(r.phases.iter().any(|p| p.name == name), "phase {name} missing");
                 }

@@ -512,14 +512,14 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Queues the upload of `chunk`'s host inputs (its scalars, its bases) into its staging slot, on the
     /// copy stream, after the kernels that read the slot two chunks ago (`staging_read`; cudarc's buffer
-    /// events order it the same way, and the kernels of this chunk after it), as a phase of `copies`.
-    /// Device inputs need nothing.
+    /// events order it the same way, and the kernels of this chunk after it), as the H2D phase `copy` (a
+    /// recorder and the phase's name) when given. Device inputs need nothing.
     pub(super) fn stage(
         &mut self,
         chunk: &Chunk,
         bases: &Bases<'_, C>,
         scalars: &Scalars<'_>,
-        copies: Option<&mut CopyPhases<'_>>,
+        copy_phase: Option<(&mut PhaseRecorder, String)>,
     ) -> Result<()> {
         let (host_bases, host_scalars) = (matches!(bases, Bases::Host(_)), matches!(scalars, Scalars::Host(_)));
         if !host_bases && !host_scalars {
@@ -534,8 +534,8 @@ impl<'g, C: Curve> Msm<'g, C> {
         }
         let bytes = staged_point_bytes::<C>(false, host_scalars) * chunk.scalars.len()
             + staged_point_bytes::<C>(host_bases, false) * chunk.bases.len();
-        let phase = match copies {
-            Some(c) => Some((c.recorder.begin(format!("{}.{}", c.prefix, c.count), PhaseKind::H2d, bytes, &copy)?, c)),
+        let phase = match copy_phase {
+            Some((rec, name)) => Some((rec.begin(name, PhaseKind::H2d, bytes, &copy)?, rec)),
             None => None,
         };
         // Scalars first: the chunk's count and sort read only them, and run while its bases upload.
@@ -549,9 +549,8 @@ impl<'g, C: Curve> Msm<'g, C> {
             let len = range.len();
             copy.memcpy_htod(as_bytes(&b[range]), &mut dst.raw_range_mut(0..len)?)?;
         }
-        if let Some((id, c)) = phase {
-            c.recorder.end(id, &copy)?;
-            c.count += 1;
+        if let Some((id, rec)) = phase {
+            rec.end(id, &copy)?;
         }
         Ok(())
     }

@@ -8,17 +8,18 @@
 use super::*;
 use crate::pinned::PinnedBuffer;
 
-/// Where a streamed MSM records its copies: H2D phases named `{prefix}.{k}` for step `k`.
-pub(crate) struct CopyPhases<'r> {
+/// Where a streamed MSM named `name` records its step `k`: the copy as the H2D phase `h2d.{name}.{k}`, the
+/// caller's work on the staged window as `add.{name}.{k}` and the MSM's kernels as `chunk.{name}.{k}` (both
+/// timed from when the copy is done, so they count kernels, not the wait: with interleaved MSMs the phases of
+/// whole MSMs overlap, these do not).
+pub(crate) struct StepPhases<'r> {
     pub(super) recorder: &'r mut PhaseRecorder,
-    pub(super) prefix: &'r str,
-    /// The step being staged ([`Msm::queue_step`] sets it).
-    pub(super) count: usize,
+    pub(super) name: &'r str,
 }
 
-impl<'r> CopyPhases<'r> {
-    pub(crate) fn new(recorder: &'r mut PhaseRecorder, prefix: &'r str) -> Self {
-        CopyPhases { recorder, prefix, count: 0 }
+impl<'r> StepPhases<'r> {
+    pub(crate) fn new(recorder: &'r mut PhaseRecorder, name: &'r str) -> Self {
+        StepPhases { recorder, name }
     }
 }
 
@@ -210,16 +211,16 @@ impl<C: Curve> Msm<'_, C> {
 
     /// Queues the next step of `run` (nothing when every step is queued) for the inputs it was begun with:
     /// `tables` and `scalars` (dense for [`Msm::begin_pinned`], sparse for [`Msm::begin_pinned_windows`]);
-    /// the step's copy is a phase of `copies` (named for the step's number); `per_window(table, k, staged)`
-    /// queues the caller's work on window `k`'s staged bases (windows only). The step's upload waits for the
-    /// kernels that read its staging slot two steps before. On an error the MSM is forgotten and the GPU
+    /// its copy and kernels are phases of `phases`; `per_window(table, k, staged)` queues the caller's work on
+    /// window `k`'s staged bases (windows only). The step's upload waits for the kernels that read its staging
+    /// slot two steps before, its kernels for its upload. On an error the MSM is forgotten and the GPU
     /// synchronized.
     pub(crate) fn queue_step(
         &mut self,
         run: &mut Streamed,
         tables: &[&PinnedBuffer<C::Affine>],
         scalars: &Scalars<'_>,
-        mut copies: CopyPhases<'_>,
+        phases: StepPhases<'_>,
         per_window: impl FnOnce(usize, usize, &DeviceBuffer<C::Affine>) -> Result<()>,
     ) -> Result<()> {
         if run.is_done() {
@@ -235,16 +236,26 @@ impl<C: Curve> Msm<'_, C> {
                 return Err(Error::MsmConfig("a streamed MSM's step given other inputs than it was begun with".into()));
             }
             let bases = Bases::Host(&tables[step.table][..]);
-            copies.count = index;
-            self.stage(&step.stage, &bases, scalars, Some(&mut copies))?;
+            let (rec, name) = (phases.recorder, phases.name);
+            self.stage(&step.stage, &bases, scalars, Some((&mut *rec, format!("h2d.{name}.{index}"))))?;
+            // The kernels wait for the copy here, explicitly (cudarc's buffer events would too), so that their
+            // phases start once it is done.
+            let compute = self.gpu.stream().clone();
+            compute.wait(&self.gpu.copy_stream().record_event(None)?)?;
             if let Some(k) = step.window {
+                let add = rec.begin(format!("add.{name}.{index}"), PhaseKind::Kernel, 0, &compute)?;
                 per_window(step.table, k, &self.staged_bases[step.stage.slot])?;
+                rec.end(add, &compute)?;
             }
+            let chunk = rec.begin(format!("chunk.{name}.{index}"), PhaseKind::Kernel, 0, &compute)?;
             for (part, first) in &step.parts {
                 self.enqueue_chunk(part, &bases, scalars, *first)?;
             }
-            self.staging_read[step.stage.slot] = Some(self.gpu.stream().record_event(None)?);
-            if step.finish { self.enqueue_finish(step.table) } else { Ok(()) }
+            self.staging_read[step.stage.slot] = Some(compute.record_event(None)?);
+            if step.finish {
+                self.enqueue_finish(step.table)?;
+            }
+            rec.end(chunk, &compute)
         })();
         self.settle(queued)
     }

@@ -192,22 +192,22 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         self.msm.begin_pinned_windows(tables, (&slot.tails[i], &slot.tail_index[i]), &slot.tail_windows[i], window)
     }
 
-    /// Queues the next step of `run` ([`QueryGroup::begin`]): a window of one query uploaded (an H2D phase
-    /// `{prefix}.{k}`), its batch addition (the window's words of the slot's `ones`, into its own result) and
-    /// its chunk of the tail MSM.
+    /// Queues the next step of `run` ([`QueryGroup::begin`]): a window of one query uploaded, its batch
+    /// addition (the window's words of the slot's `ones`, into its own result) and its chunk of the tail MSM,
+    /// as phases of `phases`.
     pub(super) fn step(
         &mut self,
         run: &mut Streamed,
         tables: &[&PinnedBuffer<C::Affine>],
         slot: &Slot,
         i: usize,
-        copies: CopyPhases<'_>,
+        phases: StepPhases<'_>,
     ) -> Result<()> {
         let Some((window, windows)) = self.window else {
             return Err(Error::Pipeline(format!("assignment {i}'s queries stream, its engines are resident")));
         };
         let (adder, ones) = (&mut self.adder, &slot.ones[i]);
-        self.msm.queue_step(run, tables, &slot.tail(i), copies, |table, k, staged| {
+        self.msm.queue_step(run, tables, &slot.tail(i), phases, |table, k, staged| {
             adder.enqueue_window(staged, ones, k * (window / 32), table * windows + k)
         })
     }
@@ -1031,9 +1031,9 @@ fn next_streamed(runs: &[(usize, usize)], interleave: bool) -> Option<usize> {
 /// step by step ([`next_streamed`]), so that they all progress together: one MSM's uploads then run beside
 /// another's kernels (a streamed H's chunks are compute-heavy, query windows copy-heavy), where one after the
 /// other they would leave the copy stream idle during the first and the compute stream waiting during the
-/// second. Phases: `msm.h` or `msm.stream.{name}` per MSM (from its first step to its last, so they overlap),
-/// `h2d.h.{k}` / `h2d.{name}.{k}` per copy. The pinned tables are marked as read on the copy stream once
-/// everything is queued.
+/// second. Phases: `msm.h` or `msm.stream.{name}` per MSM (from its first step to its last, so they overlap)
+/// and per step ([`StepPhases`], named `h` or `{i}.g1`): `h2d.{name}.{k}`, `add.{name}.{k}`, `chunk.{name}.{k}`.
+/// The pinned tables are marked as read on the copy stream once everything is queued.
 fn queue_streamed(
     h_msm: &mut Msm<'_, G1>,
     srs: &mut PartitionSrs,
@@ -1072,17 +1072,17 @@ fn queue_streamed(
             let (work, run, phase) = &mut runs[index];
             match *work {
                 StreamedWork::H => {
-                    h_msm.queue_step(run, &h_table, &h_scalars, CopyPhases::new(rec, "h2d.h"), |_, _, _| Ok(()))?
+                    h_msm.queue_step(run, &h_table, &h_scalars, StepPhases::new(rec, "h"), |_, _, _| Ok(()))?
                 }
                 StreamedWork::G1(i) => {
-                    let (group, prefix) = (queries[i].0.as_mut(), format!("h2d.{i}.g1"));
+                    let (group, name) = (queries[i].0.as_mut(), format!("{i}.g1"));
                     let group = group.ok_or_else(|| Error::Pipeline("a streamed run without its group".into()))?;
-                    group.step(run, &g1_tables[i], s, i, CopyPhases::new(rec, &prefix))?
+                    group.step(run, &g1_tables[i], s, i, StepPhases::new(rec, &name))?
                 }
                 StreamedWork::G2(i) => {
-                    let (group, prefix) = (queries[i].1.as_mut(), format!("h2d.{i}.g2"));
+                    let (group, name) = (queries[i].1.as_mut(), format!("{i}.g2"));
                     let group = group.ok_or_else(|| Error::Pipeline("a streamed run without its group".into()))?;
-                    group.step(run, &g2_tables[i], s, i, CopyPhases::new(rec, &prefix))?
+                    group.step(run, &g2_tables[i], s, i, StepPhases::new(rec, &name))?
                 }
             }
             if run.is_done() {
