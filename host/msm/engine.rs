@@ -512,8 +512,8 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Queues the upload of `chunk`'s host inputs (its scalars, its bases) into its staging slot, on the
     /// copy stream, after the kernels that read the slot two chunks ago (`staging_read`; cudarc's buffer
-    /// events order it the same way, and the kernels of this chunk after it), as the H2D phase `copy` (a
-    /// recorder and the phase's name) when given. Device inputs need nothing.
+    /// events order it the same way, and the kernels of this chunk after it), as the H2D phase `copy_phase`
+    /// (a recorder and the phase's name) when given. Device inputs need nothing.
     pub(super) fn stage(
         &mut self,
         chunk: &Chunk,
