@@ -267,7 +267,8 @@ curve_tests! {
 }
 
 curve_tests! {
-    // 2^20 + 13 with host inputs is two chunks by default (2^20 and 13 points).
+    // 2^20 + 13 with host inputs is several chunks by default (a plan chunk of 2^20, queued ramped: 2^17, 2^18,
+    // 2^19 and 2^17 + 13 points).
     #[ignore = "needs a CUDA GPU"]
     fn sizes_2_20 = sizes_on { g1: G1(&[1 << 20, (1 << 20) + 13]), g2: G2(&[1 << 20]) }
 }

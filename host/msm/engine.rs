@@ -455,7 +455,9 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Queues every chunk and the final stages of each table into `out[k]` (inputs checked by
     /// [`Msm::enqueue_on`]). Scalars that fit one chunk are sorted once for all tables; longer ones are sorted
-    /// chunk by chunk per table (the buckets hold one table's sums at a time).
+    /// chunk by chunk per table (the buckets hold one table's sums at a time): whole chunks of the plan with
+    /// device inputs; with host inputs, double-buffered, a ramp of smaller chunks first ([`ramped_chunks`]),
+    /// so that every upload but the small first one runs beside the previous chunk's kernels.
     pub(super) fn enqueue_all(&mut self, bases: &[Bases<'_, C>], scalars: &Scalars<'_>) -> Result<()> {
         let n = scalars.len();
         self.prepare_staging(&bases[0], scalars)?;
@@ -463,6 +465,14 @@ impl<'g, C: Curve> Msm<'g, C> {
         let chunk = self.plan.chunk;
         let one_chunk = n <= chunk;
         let staged = matches!(bases[0], Bases::Host(_)) || matches!(scalars, Scalars::Host(_));
+        // Every range is at most the plan's chunk: the staging and the scratch hold it.
+        let ranges: Vec<Range<usize>> = if one_chunk {
+            Vec::new()
+        } else if staged {
+            ramped_chunks(n, chunk)
+        } else {
+            (0..n).step_by(chunk).map(|first| first..(first + chunk).min(n)).collect()
+        };
         if one_chunk {
             stream.memset_zeros(self.bad_indices.raw_mut())?;
             let chunk = Chunk::dense(0, 0, n);
@@ -475,17 +485,13 @@ impl<'g, C: Curve> Msm<'g, C> {
             } else {
                 // Each table's pass counts the same out-of-range indices again: keep one pass's count.
                 stream.memset_zeros(self.bad_indices.raw_mut())?;
-                let (mut first, mut k) = (0, 0);
-                while first < n {
-                    let len = chunk.min(n - first);
-                    let chunk = Chunk::dense(k % 2, first, len);
+                for (k, range) in ranges.iter().enumerate() {
+                    let chunk = Chunk::dense(k % 2, range.start, range.len());
                     self.stage(&chunk, b, scalars, None)?;
                     self.enqueue_chunk(&chunk, b, scalars, k == 0)?;
                     if staged {
                         self.staging_read[k % 2] = Some(stream.record_event(None)?);
                     }
-                    first += len;
-                    k += 1;
                 }
             }
             self.enqueue_finish(table)?;

@@ -14,9 +14,10 @@ pub(super) const MAX_TABLE_POINTS: usize = 1 << 31;
 pub(super) const DEVICE_CHUNK: usize = 1 << 25;
 /// Points per chunk with device inputs and affine accumulation, unless configured.
 pub(super) const AFFINE_DEVICE_CHUNK: usize = 1 << 24;
-/// Largest chunk with host inputs (uploads of about a quarter of the points overlap compute).
+/// Largest chunk with host inputs (the staging holds two chunks).
 pub(super) const HOST_CHUNK_MAX: usize = 1 << 24;
-/// Chunks with host inputs: about this many, so the first chunk's upload (not overlapped) is a quarter of it.
+/// Chunks with host inputs: the plan's chunk is about `n` over this many (it sizes the double-buffered
+/// staging); the run queues a ramp of smaller chunks before the whole ones ([`ramped_chunks`]).
 pub(super) const HOST_CHUNKS: usize = 4;
 /// Smallest chunk with host inputs (the largest is `HOST_CHUNK_MAX`).
 pub(super) const HOST_CHUNK_MIN: usize = 1 << 20;
@@ -67,7 +68,8 @@ pub struct MsmConfig {
     /// Window bits `c` (1..=24); `None`: the cost model's choice for the size (see [`choose_window_bits`]).
     pub window_bits: Option<u32>,
     /// Points per chunk; `None`: all at once up to 2^25 with device inputs (2^24 with affine accumulation),
-    /// about a quarter (at most 2^24) with host inputs.
+    /// about a quarter (at most 2^24) with host inputs. Host inputs longer than a chunk run a ramp of smaller
+    /// chunks before the whole ones, so that each upload overlaps the previous chunk's kernels.
     pub chunk: Option<usize>,
     /// Precomputed copies of the bases (fixed-base precomputation); 0 or 1: none. Device bases made with
     /// [`MsmBases::precompute`] for the same plan must be used.
@@ -165,6 +167,25 @@ pub fn window_cost(n: usize, copies: u32, chunks: usize, c: u32) -> f64 {
     let w = window_count(c) as f64;
     let q = window_count(c).div_ceil(copies.max(1)) as f64;
     n as f64 * w + q * (1u64 << (c - 1)) as f64 * (FIXUP_COST * chunks as f64 + REDUCE_COST)
+}
+
+/// The chunks of `n` staged points with chunks of at most `chunk`: consecutive non-empty ranges covering
+/// `0..n`. With several chunks, chunk `k + 1` uploads while chunk `k` computes, so only the first upload is
+/// exposed: the first range is `chunk / 8` (at least 1) and each next one at most twice the one before, up
+/// to `chunk`, then whole chunks (the last range takes what is left, however short). A point uploads in well
+/// under half the time it takes to compute, so a range twice the one before still uploads behind it. `n` up
+/// to `chunk` is one range (nothing would overlap a ramp); `n = 0` none.
+pub(super) fn ramped_chunks(n: usize, chunk: usize) -> Vec<Range<usize>> {
+    let chunk = chunk.max(1);
+    let mut ranges = Vec::new();
+    let (mut first, mut len) = (0, if n <= chunk { n } else { (chunk / 8).max(1) });
+    while first < n {
+        let end = first + len.min(n - first);
+        ranges.push(first..end);
+        first = end;
+        len = len.saturating_mul(2).min(chunk);
+    }
+    ranges
 }
 
 /// What a plan's automatic choices take from the device it will run on ([`MsmPlan::within`]).
@@ -558,7 +579,7 @@ mod tests {
     use group::{Curve as _, Group as _};
     use proptest::prelude::*;
     use rand_chacha::ChaCha20Rng;
-    use rand_core::SeedableRng;
+    use rand_core::{RngCore, SeedableRng};
 
     fn is_plan_error<T: std::fmt::Debug>(r: Result<T>) -> bool {
         matches!(r, Err(Error::MsmConfig(_)))
@@ -590,6 +611,78 @@ mod tests {
             &MsmConfig { chunk: Some(1 << 39), ..MsmConfig::default() },
             true
         )));
+    }
+
+    /// `ramped_chunks(n, chunk)`'s lengths, checked: consecutive non-empty ranges covering `0..n`, each at
+    /// most `chunk`; one range for `n <= chunk`; otherwise the first `chunk / 8` (at least 1, at most `n`)
+    /// and each later one at most twice the one before.
+    fn checked_ramp(n: usize, chunk: usize) -> Vec<usize> {
+        let ranges = ramped_chunks(n, chunk);
+        let what = format!("n {n}, chunk {chunk}: {ranges:?}");
+        let mut end = 0;
+        for r in &ranges {
+            assert_eq!(r.start, end, "{what}: not consecutive");
+            assert!(!r.is_empty() && r.len() <= chunk.max(1), "{what}: {r:?} empty or past the chunk");
+            end = r.end;
+        }
+        assert_eq!(end, n, "{what}: does not cover 0..n");
+        let lens: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        if n == 0 {
+            assert!(lens.is_empty(), "{what}");
+        } else if n <= chunk {
+            assert_eq!(lens, [n], "{what}: one range");
+        } else {
+            assert_eq!(lens[0], n.min((chunk / 8).max(1)), "{what}: first range");
+            for w in lens.windows(2) {
+                assert!(w[1] <= 2 * w[0], "{what}: {} after {} grows past twice", w[1], w[0]);
+            }
+            // Whole chunks once the ramp reaches one (all but the last range).
+            if let Some(full) = lens.iter().position(|&l| l == chunk) {
+                assert!(
+                    lens[full..lens.len() - 1].iter().all(|&l| l == chunk),
+                    "{what}: short chunk after a whole one"
+                );
+            }
+        }
+        lens
+    }
+
+    #[test]
+    fn ramped_chunks_cover_and_double() {
+        let (c22, c18, c20) = (1 << 22, 1 << 18, 1 << 20);
+        assert_eq!(checked_ramp(1 << 24, c22), [c22 / 8, c22 / 4, c22 / 2, c22, c22, c22, c22 / 8]);
+        assert_eq!(checked_ramp(1 << 20, c18), [c18 / 8, c18 / 4, c18 / 2, c18, c18, c18, c18 / 8]);
+        // The default host plan of 2^20 + 13 points (chunk 2^20).
+        let n = (1 << 20) + 13;
+        assert_eq!(MsmPlan::new(n, &MsmConfig::default(), true).unwrap().chunk, c20);
+        assert_eq!(checked_ramp(n, c20), [c20 / 8, c20 / 4, c20 / 2, c20 / 8 + 13]);
+        assert!(checked_ramp(0, 8).is_empty());
+        assert_eq!(checked_ramp(1, 1), [1]);
+        assert_eq!(checked_ramp(1, 1 << 10), [1]);
+        assert_eq!(checked_ramp(1 << 10, 1 << 10), [1 << 10]);
+        assert_eq!(checked_ramp((1 << 10) + 1, 1 << 10), [128, 256, 512, 129]);
+        assert_eq!(checked_ramp(5, 1), [1; 5]);
+        assert_eq!(checked_ramp(9, 7), [1, 2, 4, 2]);
+        assert_eq!(checked_ramp(250, 100), [12, 24, 48, 96, 70]);
+        // n between chunk/8 and chunk, and past chunk but under the first range plus the second.
+        assert_eq!(checked_ramp(100, 1000), [100]);
+        assert_eq!(checked_ramp(1001, 1000), [125, 250, 500, 126]);
+        for chunk in 1..=40 {
+            for n in 0..=5 * chunk + 3 {
+                checked_ramp(n, chunk);
+            }
+        }
+        let seed = std::env::var("ZKGPU_TEST_SEED").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0x5eed, |d| d.as_nanos() as u64)
+        });
+        println!("ramped_chunks_cover_and_double: seed {seed} (replay with ZKGPU_TEST_SEED={seed})");
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        for _ in 0..2000 {
+            let chunk = 1 + (rng.next_u64() % (1 << (1 + rng.next_u64() % 24))) as usize;
+            let n = (rng.next_u64() % (9 * chunk as u64 + 2)) as usize;
+            let lens = checked_ramp(n, chunk);
+            assert!(lens.len() <= n.div_ceil(chunk) + 4, "seed {seed}: n {n}, chunk {chunk}: {lens:?}");
+        }
     }
 
     proptest! {
