@@ -209,8 +209,10 @@ fn union_counts_overlaps_once() {
 
 #[test]
 fn report_busy_fraction_and_bandwidth() {
-    // Uploads 0..10 ms (2 GB in two copies), kernels 5..25 ms with an overlapping pair, a download 25..26 ms.
+    // Uploads 0..10 ms (2 GB in two copies), kernels 5..25 ms with an overlapping pair, a download 25..26 ms,
+    // and a span over all of it (a streamed MSM's first step to its last: it waits, so it counts as nothing).
     let phases = vec![
+        phase("msm.stream.0.g1", PhaseKind::Span, 0.0, 26.0, 0),
         phase("h2d.a", PhaseKind::H2d, 0.0, 5.0, 500_000_000),
         phase("h2d.b", PhaseKind::H2d, 5.0, 10.0, 500_000_000),
         phase("ntt", PhaseKind::Kernel, 5.0, 15.0, 0),
@@ -228,7 +230,8 @@ fn report_busy_fraction_and_bandwidth() {
     assert!((r.h2d_gbps - 100.0).abs() < 1e-9, "1 GB in 10 ms");
     assert!((r.d2h_gbps - 1.0).abs() < 1e-9);
     assert_eq!(r.transfer_ms, 11.0);
-    assert!((r.kernel_ms_of("msm.") - 9.0).abs() < 1e-12);
+    assert!((r.kernel_ms_of("msm.") - 9.0).abs() < 1e-12, "kernel phases only, not the span");
+    assert_eq!(r.phases.len(), 7, "the span is reported");
 
     let host = r.clone().with_wall_ms(36.0);
     assert!((host.gpu_busy - 0.5).abs() < 1e-12);

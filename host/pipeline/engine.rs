@@ -1031,7 +1031,7 @@ fn next_streamed(runs: &[(usize, usize)], interleave: bool) -> Option<usize> {
 /// step by step ([`next_streamed`]), so that they all progress together: one MSM's uploads then run beside
 /// another's kernels (a streamed H's chunks are compute-heavy, query windows copy-heavy), where one after the
 /// other they would leave the copy stream idle during the first and the compute stream waiting during the
-/// second. Phases: `msm.h` or `msm.stream.{name}` per MSM (from its first step to its last, so they overlap)
+/// second. Phases: `msm.h` or `msm.stream.{name}` per MSM (spans from its first step to its last, [`PhaseKind::Span`]: they overlap and include waits)
 /// and per step ([`StepPhases`], named `h` or `{i}.g1`): `h2d.{name}.{k}`, `add.{name}.{k}`, `chunk.{name}.{k}`.
 /// The pinned tables are marked as read on the copy stream once everything is queued.
 fn queue_streamed(
@@ -1055,16 +1055,16 @@ fn queue_streamed(
         let mut runs = Vec::new();
         for (i, (g1, g2)) in queries.iter_mut().enumerate() {
             if let (Some(group), false) = (g1, g1_tables[i].is_empty()) {
-                let phase = rec.begin(format!("msm.stream.{i}.g1"), PhaseKind::Kernel, 0, compute)?;
+                let phase = rec.begin(format!("msm.stream.{i}.g1"), PhaseKind::Span, 0, compute)?;
                 runs.push((StreamedWork::G1(i), group.begin(&g1_tables[i], s, i)?, phase));
             }
             if let (Some(group), false) = (g2, g2_tables[i].is_empty()) {
-                let phase = rec.begin(format!("msm.stream.{i}.g2"), PhaseKind::Kernel, 0, compute)?;
+                let phase = rec.begin(format!("msm.stream.{i}.g2"), PhaseKind::Span, 0, compute)?;
                 runs.push((StreamedWork::G2(i), group.begin(&g2_tables[i], s, i)?, phase));
             }
         }
         if let Some(h) = h_table.first() {
-            let phase = rec.begin("msm.h", PhaseKind::Kernel, 0, compute)?;
+            let phase = rec.begin("msm.h", PhaseKind::Span, 0, compute)?;
             runs.push((StreamedWork::H, h_msm.begin_pinned(h, &h_scalars)?, phase));
         }
         let counts = |runs: &[(StreamedWork, Streamed, PhaseId)]| runs.iter().map(|r| r.1.counts()).collect::<Vec<_>>();

@@ -38,15 +38,20 @@ pub enum PhaseKind {
     D2h,
     /// Kernels (counted in kernel time and the busy fraction).
     Kernel,
+    /// A span of interleaved work on a stream, e.g. a streamed MSM from its first step to its last: it
+    /// includes waits for other streams, so it is reported but counted in neither kernel nor transfer time
+    /// (its steps' own phases are).
+    Span,
 }
 
 impl PhaseKind {
-    /// Short name for logs: "h2d", "d2h", "kernel".
+    /// Short name for logs: "h2d", "d2h", "kernel", "span".
     pub fn as_str(self) -> &'static str {
         match self {
             PhaseKind::H2d => "h2d",
             PhaseKind::D2h => "d2h",
             PhaseKind::Kernel => "kernel",
+            PhaseKind::Span => "span",
         }
     }
 }
@@ -258,8 +263,7 @@ impl PhaseReport {
         let h2d_ms = union_ms(of(PhaseKind::H2d).map(|p| (p.start_ms, p.end_ms)));
         let d2h_bytes = of(PhaseKind::D2h).map(|p| p.bytes).sum();
         let d2h_ms = union_ms(of(PhaseKind::D2h).map(|p| (p.start_ms, p.end_ms)));
-        let transfer_ms =
-            union_ms(phases.iter().filter(|p| p.kind != PhaseKind::Kernel).map(|p| (p.start_ms, p.end_ms)));
+        let transfer_ms = union_ms(of(PhaseKind::H2d).chain(of(PhaseKind::D2h)).map(|p| (p.start_ms, p.end_ms)));
         let mut report = PhaseReport {
             phases,
             wall_ms,
