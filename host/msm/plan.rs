@@ -23,6 +23,10 @@ pub(super) const HOST_CHUNKS: usize = 4;
 pub(super) const HOST_CHUNK_MIN: usize = 1 << 20;
 /// Threads the accumulate stage aims for (a few waves of the ~400 resident G1 threads per SM on 132 SMs).
 pub(super) const ACCUMULATE_THREADS: usize = 1 << 17;
+/// Entries per XYZZ accumulate thread: at least this many (shorter segments cost more partial sums than
+/// they gain in parallelism) and at most this many (longer ones leave the GPU idle).
+pub(super) const MIN_SEG: usize = 16;
+pub(super) const MAX_ACCUMULATE_SEG: usize = 512;
 /// Threads one affine-accumulate launch aims for (its threads hold more registers: about two waves).
 pub(super) const AFFINE_THREADS: usize = 1 << 16;
 /// Scratch an affine-accumulate launch aims to stay within: windows are launched in groups that fit (at least
@@ -351,6 +355,23 @@ impl MsmPlan {
         }
     }
 
+    /// This plan with the accumulate stage's work per thread (`seg`) sized for about `entries` entries per
+    /// chunk rather than for every point of the chunk: sparse scalars (a tail MSM's, a streamed window's) fill
+    /// a fraction of it, and segments sized for all of it would leave most of the GPU idle. Shorter segments
+    /// take more run-partial slots ([`MsmPlan::scratch_bytes`]) for every point of the chunk, where only the
+    /// expected entries use them, so this aims at half the dense plan's threads (still about two waves);
+    /// `seg` never grows. XYZZ accumulation only (the affine stage sizes its launches by window groups and
+    /// scratch). `limits` as in [`MsmPlan::within`].
+    pub fn for_entries(mut self, entries: usize, limits: &DeviceLimits) -> MsmPlan {
+        if self.affine_rounds == 0 {
+            let load = entries.clamp(1, self.chunk) * self.windows as usize;
+            let threads = limits.threads(ACCUMULATE_THREADS / 2);
+            let seg = pow2_clamped(load / threads, MIN_SEG, MAX_ACCUMULATE_SEG) as u32;
+            self.seg = self.seg.min(seg);
+        }
+        self
+    }
+
     /// [`MsmPlan::new`] with the per-thread work scaled to `limits`' SMs (memory is [`MsmPlan::within`]'s).
     pub(super) fn build(n: usize, config: &MsmConfig, host_inputs: bool, limits: &DeviceLimits) -> Result<MsmPlan> {
         if u32::try_from(n).is_err() {
@@ -398,11 +419,14 @@ impl MsmPlan {
         .min(buckets as u32);
         let reduce_run = pow2_clamped(q as usize * buckets / limits.threads(REDUCE_THREADS), 2, 64) as u32;
         let (seg, affine_rounds, affine_windows) = match config.accumulation {
-            Accumulation::Xyzz => (pow2_clamped(entries / limits.threads(ACCUMULATE_THREADS), 16, 512) as u32, 0, 0),
+            Accumulation::Xyzz => {
+                (pow2_clamped(entries / limits.threads(ACCUMULATE_THREADS), MIN_SEG, MAX_ACCUMULATE_SEG) as u32, 0, 0)
+            }
             Accumulation::Affine { rounds } => {
                 // Scratch per window ≈ 120 B (G1) per entry: group windows up to the budget.
                 let group = (AFFINE_SCRATCH_BYTES / (per_window * 120).max(1)).clamp(1, q as usize);
-                let seg = pow2_clamped(per_window * group / limits.threads(AFFINE_THREADS), 16, 512) as u32;
+                let seg = pow2_clamped(per_window * group / limits.threads(AFFINE_THREADS), MIN_SEG, MAX_ACCUMULATE_SEG)
+                    as u32;
                 let rounds = rounds.unwrap_or(paying_affine_rounds(seg)).max(1);
                 (seg, rounds, group as u32)
             }

@@ -375,7 +375,8 @@ pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
 }
 
 /// [`tail_plan`]; streamed queries (`window`: positions per window) take one chunk per window and no
-/// precomputed copies.
+/// precomputed copies. Either way the accumulate work per thread is sized for the expected entries
+/// ([`MsmPlan::for_entries`]): a chunk holds every position, the tail about `tail_fraction` of them.
 fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize>) -> Result<MsmPlan> {
     // A windowed plan spans whole windows, so that its staging holds a whole window (the last one's points
     // past the assignment are never selected: its bitmap bits are clear, its tail indices below the length).
@@ -383,17 +384,23 @@ fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize
         Some(w) => (MsmConfig { chunk: Some(w), precompute: 0, ..config.tail_msm }, len.div_ceil(w) * w),
         None => (config.tail_msm, len),
     };
+    let fraction = config.tail_fraction.clamp(0.0, 1.0);
+    let nonzero = ((len as f64 * fraction) as usize).max(1);
     let plan = MsmPlan::new(points, &tail, false)?;
+    let per_chunk = match window {
+        Some(w) => (w as f64 * fraction) as usize,
+        None => nonzero,
+    };
+    let expected = |plan: MsmPlan| plan.for_entries(per_chunk, &DeviceLimits::UNBOUNDED);
     if tail.window_bits.is_some() {
-        return Ok(plan);
+        return Ok(expected(plan));
     }
-    let nonzero = ((len as f64 * config.tail_fraction.clamp(0.0, 1.0)) as usize).max(1);
     let chunks = match window {
         Some(w) => len.div_ceil(w),
         None => nonzero.div_ceil(plan.chunk).max(1),
     };
     let c = choose_window_bits(nonzero, tail.precompute.max(1), chunks);
-    MsmPlan::new(points, &MsmConfig { window_bits: Some(c), ..tail }, false)
+    Ok(expected(MsmPlan::new(points, &MsmConfig { window_bits: Some(c), ..tail }, false)?))
 }
 
 /// The most tail entries a job may have for an assignment of `len` ([`PartitionConfig::max_tail_fraction`]
@@ -1319,6 +1326,34 @@ mod tests {
         for bad in [-0.1, 1.5, f64::NAN] {
             assert!(matches!(tail_capacity(10, &with(bad)), Err(Error::Pipeline(_))), "{bad}");
         }
+    }
+
+    /// A tail plan's accumulate threads are sized for the entries expected (the tail fraction of each chunk's
+    /// positions), not for every position: where a plan sized for the whole chunk would give each thread
+    /// hundreds of entries and leave the GPU idle, a streamed window's plan gives it tens.
+    #[test]
+    fn tail_plans_size_their_threads_for_the_expected_entries() {
+        let config = PartitionConfig::default();
+        let whole = |plan: &MsmPlan, chunk: Option<usize>, n: usize| {
+            let c = MsmConfig { window_bits: Some(plan.window_bits), chunk, precompute: 0, ..config.tail_msm };
+            MsmPlan::new(n, &c, false).unwrap()
+        };
+        for (log_n, log_w) in [(22, 20), (24, 22), (27, 22), (27, 23)] {
+            let (n, w) = (1usize << log_n, 1usize << log_w);
+            let streamed = windowed_tail_plan(n, &config, Some(w)).unwrap();
+            let full = whole(&streamed, Some(w), n);
+            assert_eq!((streamed.chunk, streamed.window_bits), (full.chunk, full.window_bits));
+            assert!(streamed.seg < full.seg, "2^{log_n} in windows of 2^{log_w}: {streamed:?} vs {full:?}");
+            streamed.validate().unwrap();
+            // The expected entries (10% of a window, every MSM window) keep at least 2^15 threads busy.
+            let busy = w / 10 * streamed.windows as usize / streamed.seg as usize;
+            assert!(busy >= 1 << 15, "2^{log_n}, 2^{log_w}: {busy} threads with work");
+            assert!(streamed.scratch_bytes::<G1>() > full.scratch_bytes::<G1>(), "more run partials");
+        }
+        // Resident at 2^27 the expected tail already fills the threads: the same plan as for the whole chunk.
+        let resident = windowed_tail_plan(1 << 27, &config, None).unwrap();
+        assert_eq!(resident, whole(&resident, None, 1 << 27).for_entries(usize::MAX, &DeviceLimits::UNBOUNDED));
+        assert_eq!(resident.seg, whole(&resident, None, 1 << 27).seg);
     }
 
     /// Interleaved, every MSM's share of steps queued stays within one step of the others' (a streamed H of 32
