@@ -95,8 +95,8 @@ fn window_steps(
         for (k, range) in ranges.iter().enumerate() {
             let slot = steps.len() % slots;
             let bases = k * window..((k + 1) * window).min(rows);
-            // More entries than the plan's chunk only when the indices are not ascending: then some are outside
-            // the window and counted bad, but each part still sorts within its scratch.
+            // A window with more entries than the plan's chunk (a dense window; or indices not ascending, some
+            // then outside the window and counted bad) is sorted in parts, each within the scratch.
             let mut parts = Vec::new();
             let mut first = range.start;
             while first < range.end {
@@ -135,7 +135,9 @@ impl<C: Curve> Msm<'_, C> {
     /// scalars are `ranges[k]`. Those must name positions inside window `k` (ascending indices split by
     /// position do); any other index is counted bad and [`Msm::finish_tables`] returns `IndexOutOfRange`,
     /// having read only staged bases. `ranges` are consecutive from 0, one per window; `window` is at most the
-    /// plan's chunk. The MSM counts as queued from here.
+    /// plan's `n` (it may exceed the plan's chunk: a window's entries are split into parts of at most a chunk,
+    /// each sorted on its own, while the window's bases stay staged; [`Msm::reserve_window_staging`]). The MSM
+    /// counts as queued from here.
     pub(crate) fn begin_pinned_windows(
         &mut self,
         tables: &[&PinnedBuffer<C::Affine>],
@@ -146,7 +148,7 @@ impl<C: Curve> Msm<'_, C> {
         self.check_free("Msm::begin_pinned_windows")?;
         let rows = tables.first().map_or(0, |t| t.len());
         let chunk = self.plan.chunk.min(self.plan.n);
-        if window == 0 || window > chunk || rows > self.plan.n {
+        if window == 0 || window > self.plan.n || rows > self.plan.n {
             return Err(Error::MsmConfig(format!(
                 "windows of {window} over {rows} bases with a plan of {} (chunks of {chunk})",
                 self.plan.n
@@ -185,10 +187,7 @@ impl<C: Curve> Msm<'_, C> {
             });
         }
         self.reserve_tables(tables.len())?;
-        self.reserve_host_bases()?;
-        if self.staged_bases.iter().any(|b| b.len() < window) || (windows > 1 && self.staged_bases.len() < 2) {
-            return Err(Error::MsmConfig(format!("staging of {chunk} bases for windows of {window}")));
-        }
+        self.reserve_window_staging(window)?;
         let steps = window_steps(tables.len(), rows, window, ranges, chunk, self.staged_bases.len());
         self.begin(steps, tables.len(), rows, end, Some(rows))
     }

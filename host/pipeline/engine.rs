@@ -147,8 +147,8 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         group.adder.reserve_tables(queries * windows)?;
         group.adder.reserve_selection()?;
         group.msm.reserve_tables(queries)?;
-        if window.is_some() {
-            group.msm.reserve_host_bases()?;
+        if let Some(w) = window {
+            group.msm.reserve_window_staging(w)?;
         }
         Ok(Some(group))
     }
@@ -246,7 +246,7 @@ impl<C: Curve> QueryGroup<'_, C> {
         let adder =
             BatchAdder::<C>::bytes(gpu, points, &[0, points], config.batch_add, queries * len.div_ceil(points))?;
         let plan = windowed_tail_plan(len, config, window)?;
-        Ok(adder + plan.scratch_bytes::<C>() + if window.is_some() { plan.staging_bytes::<C>(true, false) } else { 0 })
+        Ok(adder + plan.scratch_bytes::<C>() + window.map_or(0, |w| Msm::<C>::window_staging_bytes(plan.n, w)))
     }
 }
 
@@ -374,17 +374,20 @@ pub fn tail_plan(len: usize, config: &PartitionConfig) -> Result<MsmPlan> {
     windowed_tail_plan(len, config, None)
 }
 
-/// [`tail_plan`]; streamed queries (`window`: positions per window) take one chunk per window and no
-/// precomputed copies. Either way the accumulate work per thread is sized for the expected entries
-/// ([`MsmPlan::for_entries`]): a chunk holds every position, the tail about `tail_fraction` of them.
+/// [`tail_plan`]; streamed queries (`window`: positions per window) take no precomputed copies and chunks of
+/// [`window_part`] entries (a window with more is sorted in several parts). Either way the accumulate work
+/// per thread is sized for the expected entries ([`MsmPlan::for_entries`]): about `tail_fraction` of the
+/// positions.
 fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize>) -> Result<MsmPlan> {
-    // A windowed plan spans whole windows, so that its staging holds a whole window (the last one's points
-    // past the assignment are never selected: its bitmap bits are clear, its tail indices below the length).
+    let fraction = config.tail_fraction.clamp(0.0, 1.0);
+    // A windowed plan spans whole windows (the last one's points past the assignment are never selected: its
+    // bitmap bits are clear, its tail indices below the length).
     let (tail, points) = match window {
-        Some(w) => (MsmConfig { chunk: Some(w), precompute: 0, ..config.tail_msm }, len.div_ceil(w) * w),
+        Some(w) => {
+            (MsmConfig { chunk: Some(window_part(w, fraction)), precompute: 0, ..config.tail_msm }, len.div_ceil(w) * w)
+        }
         None => (config.tail_msm, len),
     };
-    let fraction = config.tail_fraction.clamp(0.0, 1.0);
     let nonzero = ((len as f64 * fraction) as usize).max(1);
     let plan = MsmPlan::new(points, &tail, false)?;
     let per_chunk = match window {
@@ -401,6 +404,13 @@ fn windowed_tail_plan(len: usize, config: &PartitionConfig, window: Option<usize
     };
     let c = choose_window_bits(nonzero, tail.precompute.max(1), chunks);
     Ok(expected(MsmPlan::new(points, &MsmConfig { window_bits: Some(c), ..tail }, false)?))
+}
+
+/// Tail entries a streamed window's MSM sorts at once: four times the expected share (`fraction`) of the
+/// window's `w` positions, at most all of them. The sort's digits and the run partials scale with it, where
+/// a whole window's worth would be mostly unused; a window with more entries is sorted in parts.
+fn window_part(w: usize, fraction: f64) -> usize {
+    ((w as f64 * (4.0 * fraction).min(1.0)).ceil() as usize).clamp(1, w.max(1))
 }
 
 /// The most tail entries a job may have for an assignment of `len` ([`PartitionConfig::max_tail_fraction`]
@@ -1329,9 +1339,10 @@ mod tests {
         }
     }
 
-    /// A tail plan's accumulate threads are sized for the entries expected (the tail fraction of each chunk's
-    /// positions), not for every position: where a plan sized for the whole chunk would give each thread
-    /// hundreds of entries and leave the GPU idle, a streamed window's plan gives it tens.
+    /// A tail plan's accumulate threads are sized for the entries expected (the tail fraction of the
+    /// positions), not for every position: where a plan sized for a whole window would give each thread
+    /// hundreds of entries and leave the GPU idle, a streamed window's plan gives it tens. Its chunk is four
+    /// times the expected entries of a window, so its scratch is less than a whole window's plan.
     #[test]
     fn tail_plans_size_their_threads_for_the_expected_entries() {
         let config = PartitionConfig::default();
@@ -1341,16 +1352,22 @@ mod tests {
         };
         for (log_n, log_w) in [(22, 20), (24, 22), (27, 22), (27, 23)] {
             let (n, w) = (1usize << log_n, 1usize << log_w);
+            let what = format!("2^{log_n} in windows of 2^{log_w}");
             let streamed = windowed_tail_plan(n, &config, Some(w)).unwrap();
             let full = whole(&streamed, Some(w), n);
-            assert_eq!((streamed.chunk, streamed.window_bits), (full.chunk, full.window_bits));
-            assert!(streamed.seg < full.seg, "2^{log_n} in windows of 2^{log_w}: {streamed:?} vs {full:?}");
+            assert_eq!(streamed.chunk, (w * 4).div_ceil(10), "{what}: four times the expected entries");
+            assert!(streamed.seg < full.seg, "{what}: {streamed:?} vs {full:?}");
             streamed.validate().unwrap();
             // The expected entries (10% of a window, every MSM window) keep at least 2^15 threads busy.
             let busy = w / 10 * streamed.windows as usize / streamed.seg as usize;
-            assert!(busy >= 1 << 15, "2^{log_n}, 2^{log_w}: {busy} threads with work");
-            assert!(streamed.scratch_bytes::<G1>() > full.scratch_bytes::<G1>(), "more run partials");
+            assert!(busy >= 1 << 15, "{what}: {busy} threads with work");
+            assert!(streamed.scratch_bytes::<G1>() < full.scratch_bytes::<G1>(), "{what}: less scratch");
         }
+        // Dense tails take whole windows; a window of one position still has a chunk.
+        let dense = PartitionConfig { tail_fraction: 1.0, ..PartitionConfig::default() };
+        assert_eq!(windowed_tail_plan(1 << 20, &dense, Some(1 << 16)).unwrap().chunk, 1 << 16);
+        assert_eq!(window_part(1, 0.1), 1);
+        assert_eq!(window_part(4096, 0.0), 1);
         // Resident at 2^27 the expected tail already fills the threads: the same plan as for the whole chunk.
         let resident = windowed_tail_plan(1 << 27, &config, None).unwrap();
         assert_eq!(resident, whole(&resident, None, 1 << 27));
