@@ -405,7 +405,8 @@ fn h_query_streams_within_a_budget() {
 /// least budget the engine states (one slot) and within that plus a slot (two slots), both assignments stream
 /// window by window through every job (G1 and G2; windows of 64 and 4096 positions and one window for a whole
 /// assignment). Results equal the resident engine's and the CPU's, with garbage bits past the assignment's
-/// length in the last bitmap word, with windows holding no tail entry, and every window of every query
+/// length in the last bitmap word, with windows holding no tail entry, with windows whose every scalar is a
+/// tail entry (sorted in parts), and every window of every query
 /// uploaded once as an H2D phase. A tail that is not ascending fails its job with `IndexOutOfRange` (an entry
 /// outside the window it falls in), and the next job is right.
 #[test]
@@ -440,6 +441,18 @@ fn assignment_queries_stream_from_pinned_memory() {
         }
     }
     data.push(sparse);
+    // Every scalar a tail entry: each window holds more entries than a streamed window's tail plan sorts at
+    // once (four times the expected share of a window), so each is sorted in parts.
+    let mut dense = job_data(&mut rng, n, &host.lens, true);
+    for d in &mut dense.assignments {
+        let len = d.values.len();
+        d.values = (0..len).map(|_| Scalar::random(&mut rng)).collect();
+        d.tail.resize(len, Scalar::ZERO);
+        d.tail_index.resize(len, 0);
+        let k = zkgpu::pipeline::split_assignment(&d.values, &mut d.ones, &mut d.tail, &mut d.tail_index).unwrap();
+        assert_eq!(k, len, "random scalars are neither 0 nor 1");
+    }
+    data.push(dense);
     let run = |engine: &mut PartitionEngine, resident: &mut PartitionEngine, d: &JobData, what: &str| {
         let pinned = pin(&pool, d).unwrap();
         let (s, r) = (engine.start(pinned.job(None)).unwrap(), resident.start(pinned.job(None)).unwrap());
