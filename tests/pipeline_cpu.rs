@@ -268,9 +268,26 @@ fn merged_jobs_and_combined_gpus() {
     let pool = combine_gpus(&[both.clone(), other]);
     assert_eq!(pool.wall_ms, 50.0);
     assert_eq!(pool.kernel_ms, 50.0);
+    assert_eq!((both.active_ms, pool.active_ms), (50.0, 70.0), "active times summed over GPUs");
     assert!((pool.gpu_busy - 0.5).abs() < 1e-12);
     assert!((pool.h2d_gbps - 55.0).abs() < 1e-9);
     assert_eq!(combine_gpus(&[]).gpu_busy, 0.0);
+}
+
+/// Active time is the union of kernels and copies: a span (which includes waits) and the gaps between
+/// phases are not, so `wall − active` is the time the GPU did neither.
+#[test]
+fn active_time_is_kernels_or_copies() {
+    let r = PhaseReport::from_phases(vec![
+        phase("h2d.a", PhaseKind::H2d, 0.0, 4.0, 1),
+        phase("ntt", PhaseKind::Kernel, 2.0, 6.0, 0),
+        phase("msm.h", PhaseKind::Span, 0.0, 20.0, 0),
+        phase("chunk.h.0", PhaseKind::Kernel, 10.0, 12.0, 0),
+        phase("d2h.results", PhaseKind::D2h, 12.0, 13.0, 1),
+    ]);
+    assert_eq!(r.wall_ms, 20.0);
+    assert_eq!(r.active_ms, 9.0, "0..6 and 10..13");
+    assert_eq!((r.kernel_ms, r.transfer_ms), (6.0, 5.0));
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -177,8 +177,8 @@ pub fn msm_multi_gpu<C: Curve + Send + Sync>(
     SplitMsm::<C>::new(gpus, bases, &MsmConfig::default())?.run(scalars)
 }
 
-/// One report over several GPUs' reports (each on its own GPU's time axis): wall time the longest, kernel and
-/// transfer times and bytes summed, busy fraction = summed kernel time / (GPUs × wall), H2D GB/s = bytes /
+/// One report over several GPUs' reports (each on its own GPU's time axis): wall time the longest, kernel,
+/// transfer and active times and bytes summed, busy fraction = summed kernel time / (GPUs × wall), H2D GB/s = bytes /
 /// summed H2D time (the mean per-link rate).
 pub fn combine_gpus(reports: &[PhaseReport]) -> PhaseReport {
     let mut out = PhaseReport::default();
@@ -191,6 +191,7 @@ pub fn combine_gpus(reports: &[PhaseReport]) -> PhaseReport {
         out.d2h_bytes += r.d2h_bytes;
         out.d2h_ms += r.d2h_ms;
         out.transfer_ms += r.transfer_ms;
+        out.active_ms += r.active_ms;
         out.phases.extend(r.phases.iter().cloned());
     }
     let k = reports.len().max(1) as f64;

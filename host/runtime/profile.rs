@@ -243,6 +243,9 @@ pub struct PhaseReport {
     pub d2h_gbps: f64,
     /// Time with any transfer running (union of H2D and D2H).
     pub transfer_ms: f64,
+    /// Time with kernels or transfers running (their union): `wall_ms − active_ms` is time the GPU did
+    /// neither, e.g. a copy waiting for kernels that free its buffer while the kernels wait for that copy.
+    pub active_ms: f64,
 }
 
 /// `bytes / ms` in GB/s (10^9 B/s), 0 when `ms` is not positive.
@@ -264,6 +267,7 @@ impl PhaseReport {
         let d2h_bytes = of(PhaseKind::D2h).map(|p| p.bytes).sum();
         let d2h_ms = union_ms(of(PhaseKind::D2h).map(|p| (p.start_ms, p.end_ms)));
         let transfer_ms = union_ms(of(PhaseKind::H2d).chain(of(PhaseKind::D2h)).map(|p| (p.start_ms, p.end_ms)));
+        let active_ms = union_ms(phases.iter().filter(|p| p.kind != PhaseKind::Span).map(|p| (p.start_ms, p.end_ms)));
         let mut report = PhaseReport {
             phases,
             wall_ms,
@@ -277,6 +281,7 @@ impl PhaseReport {
             d2h_ms,
             d2h_gbps: gbps(d2h_bytes, d2h_ms),
             transfer_ms,
+            active_ms,
         };
         report.gpu_busy = busy(kernel_ms, wall_ms);
         report
@@ -324,6 +329,7 @@ impl PhaseReport {
             h2d_gbps = self.h2d_gbps,
             h2d_ms = self.h2d_ms,
             d2h_ms = self.d2h_ms,
+            active_ms = self.active_ms,
             "report"
         );
     }

@@ -39,7 +39,8 @@
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
 //! with an H2D copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <=
 //! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases), `msm_h_ms` and `tail_ms` (batch additions and
-//! tail MSMs), of these `stream_add_ms` and `stream_tail_ms` (streamed queries' steps; all per job),
+//! tail MSMs), of these `stream_add_ms` and `stream_tail_ms` (streamed queries' steps), `idle_ms` (wall time
+//! with neither kernels nor copies running on a GPU, the mean over GPUs; all per job),
 //! `peak_bytes` (the driver's count: the most device memory in use above the level before the SRS was made, sampled every
 //! millisecond through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
 //! `streamed_bytes` (bases copied host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks`
@@ -709,6 +710,7 @@ impl Case for GpuCase<'_> {
             ),
             ("stream_add_ms", streamed_adds / jobs),
             ("stream_tail_ms", streamed_tails / jobs),
+            ("idle_ms", (wall - r.active_ms / gpus).max(0.0) / jobs),
             ("h_chunks", r.phases.iter().filter(|p| p.name.starts_with("h2d.h.")).count() as f64 / jobs),
         ];
         for (k, v) in fields {
