@@ -37,12 +37,6 @@ impl Chunk {
     }
 }
 
-/// Staging buffers for windows of `window` bases over `n` points: two (double buffered) where there are
-/// several windows.
-fn window_staging_buffers(n: usize, window: usize) -> usize {
-    if n > window { 2 } else { 1 }
-}
-
 /// Kernel handles of one curve.
 pub(super) struct Kernels {
     pub(super) count: KernelFn<sig::MsmCount>,
@@ -186,8 +180,9 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// read), replacing smaller staging. Windows may be longer than the plan's chunk, which bounds the entries
     /// sorted at once, not the bases staged.
     pub(crate) fn reserve_window_staging(&mut self, window: usize) -> Result<()> {
-        let buffers = window_staging_buffers(self.plan.n, window);
+        let buffers = staging_buffer_count(self.plan.n, window);
         if self.staged_bases.len() < buffers || self.staged_bases.iter().any(|b| b.len() < window) {
+            // The smaller staging is freed before the larger is allocated.
             self.staged_bases = Vec::new();
             self.staged_bases = (0..buffers).map(|_| self.gpu.alloc_zeroed(window)).collect::<Result<_>>()?;
         }
@@ -196,7 +191,7 @@ impl<'g, C: Curve> Msm<'g, C> {
 
     /// Device memory of [`Msm::reserve_window_staging`]'s staging for `window` bases over `n` points.
     pub(crate) fn window_staging_bytes(n: usize, window: usize) -> usize {
-        window_staging_buffers(n, window) * window * size_of::<C::Affine>()
+        staging_buffer_count(n, window) * window * size_of::<C::Affine>()
     }
 
     /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). `Err(MsmConfig)` for a

@@ -23,9 +23,10 @@ pub(super) const HOST_CHUNKS: usize = 4;
 pub(super) const HOST_CHUNK_MIN: usize = 1 << 20;
 /// Threads the accumulate stage aims for (a few waves of the ~400 resident G1 threads per SM on 132 SMs).
 pub(super) const ACCUMULATE_THREADS: usize = 1 << 17;
-/// Entries per XYZZ accumulate thread: at least this many (shorter segments cost more partial sums than
-/// they gain in parallelism) and at most this many (longer ones leave the GPU idle).
-pub(super) const MIN_SEG: usize = 16;
+/// Fewest entries per accumulate thread the plans choose (shorter segments cost more partial sums than they
+/// gain in parallelism).
+pub(super) const MIN_ACCUMULATE_SEG: usize = 16;
+/// Most entries per accumulate thread the plans choose (longer ones leave the GPU idle).
 pub(super) const MAX_ACCUMULATE_SEG: usize = 512;
 /// Threads one affine-accumulate launch aims for (its threads hold more registers: about two waves).
 pub(super) const AFFINE_THREADS: usize = 1 << 16;
@@ -190,6 +191,12 @@ pub(super) fn ramped_chunks(n: usize, chunk: usize) -> Vec<Range<usize>> {
         len = len.saturating_mul(2).min(chunk);
     }
     ranges
+}
+
+/// Staging buffers for host inputs of `n` points uploaded `span` at a time: two (one uploads while the other
+/// is read) where there are several spans, else one.
+pub(super) fn staging_buffer_count(n: usize, span: usize) -> usize {
+    if n > span { 2 } else { 1 }
 }
 
 /// What a plan's automatic choices take from the device it will run on ([`MsmPlan::within`]).
@@ -366,7 +373,7 @@ impl MsmPlan {
         if self.affine_rounds == 0 {
             let load = entries.clamp(1, self.chunk) * self.windows as usize;
             let threads = limits.threads(ACCUMULATE_THREADS / 2);
-            let seg = pow2_clamped(load / threads, MIN_SEG, MAX_ACCUMULATE_SEG) as u32;
+            let seg = pow2_clamped(load / threads, MIN_ACCUMULATE_SEG, MAX_ACCUMULATE_SEG) as u32;
             self.seg = self.seg.min(seg);
         }
         self
@@ -419,14 +426,20 @@ impl MsmPlan {
         .min(buckets as u32);
         let reduce_run = pow2_clamped(q as usize * buckets / limits.threads(REDUCE_THREADS), 2, 64) as u32;
         let (seg, affine_rounds, affine_windows) = match config.accumulation {
-            Accumulation::Xyzz => {
-                (pow2_clamped(entries / limits.threads(ACCUMULATE_THREADS), MIN_SEG, MAX_ACCUMULATE_SEG) as u32, 0, 0)
-            }
+            Accumulation::Xyzz => (
+                pow2_clamped(entries / limits.threads(ACCUMULATE_THREADS), MIN_ACCUMULATE_SEG, MAX_ACCUMULATE_SEG)
+                    as u32,
+                0,
+                0,
+            ),
             Accumulation::Affine { rounds } => {
                 // Scratch per window ≈ 120 B (G1) per entry: group windows up to the budget.
                 let group = (AFFINE_SCRATCH_BYTES / (per_window * 120).max(1)).clamp(1, q as usize);
-                let seg = pow2_clamped(per_window * group / limits.threads(AFFINE_THREADS), MIN_SEG, MAX_ACCUMULATE_SEG)
-                    as u32;
+                let seg = pow2_clamped(
+                    per_window * group / limits.threads(AFFINE_THREADS),
+                    MIN_ACCUMULATE_SEG,
+                    MAX_ACCUMULATE_SEG,
+                ) as u32;
                 let rounds = rounds.unwrap_or(paying_affine_rounds(seg)).max(1);
                 (seg, rounds, group as u32)
             }
@@ -580,7 +593,7 @@ impl MsmPlan {
 
     /// Staging buffers per host input: two (double buffered) where the plan has more than one chunk.
     pub(super) fn staging_buffers(&self) -> usize {
-        if self.n > self.chunk { 2 } else { 1 }
+        staging_buffer_count(self.n, self.chunk)
     }
 
     /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
