@@ -276,6 +276,7 @@ fn bad_shapes_are_typed_errors_and_leave_buffers_unchanged() {
     assert!(matches!(ntt.groth16_h_combine(&mut a, &c, &b), Err(Error::NttBatchShape { len: 8, n: 16 })));
     assert!(matches!(ntt.groth16_h_multiply(&mut a, &c), Err(Error::NttBatchShape { len: 8, n: 16 })));
     assert!(matches!(ntt.groth16_h_finish(&mut a, &c), Err(Error::NttBatchShape { len: 8, n: 16 })));
+    assert!(matches!(ntt.groth16_h_subtract(&mut a, &c), Err(Error::NttBatchShape { len: 8, n: 16 })));
     assert_eq!(gpu.download(&a).unwrap(), input[..16].to_vec());
     assert_eq!(gpu.download(&b).unwrap(), input[..16].to_vec());
     // Groth16 inputs whose length is not a power of two (the building blocks check it too).
@@ -286,7 +287,10 @@ fn bad_shapes_are_typed_errors_and_leave_buffers_unchanged() {
     assert!(matches!(ntt.groth16_h_combine(&mut a, &b, &c), Err(Error::NttSize { n: 24 })));
     assert!(matches!(ntt.groth16_h_multiply(&mut a, &b), Err(Error::NttSize { n: 24 })));
     assert!(matches!(ntt.groth16_h_finish(&mut a, &c), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.groth16_h_interpolate(&mut a), Err(Error::NttSize { n: 24 })));
+    assert!(matches!(ntt.groth16_h_subtract(&mut a, &c), Err(Error::NttSize { n: 24 })));
     assert!(matches!(ntt.groth16_h_prepare(&mut empty), Err(Error::NttSize { n: 0 })));
+    assert!(matches!(ntt.groth16_h_interpolate(&mut empty), Err(Error::NttSize { n: 0 })));
     assert!(matches!(ntt.groth16_h_prepare_c(&mut empty), Err(Error::NttSize { n: 0 })));
     for v in [&a, &b, &c] {
         assert_eq!(gpu.download(v).unwrap(), input);
@@ -366,17 +370,19 @@ fn groth16_h_building_blocks_compose_to_groth16_h() {
             "combine only reads b and c"
         );
 
-        // Two buffers, as the engine's two-vector slots run it: B multiplied into A, then C in B's buffer.
+        // Two buffers, as the engine's two-vector slots run it: B's transforms, A's and B multiplied into A,
+        // A interpolated, then C in B's buffer and subtracted (finish in its two parts).
         let (mut two_a, mut two_bc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
-        blocks.groth16_h_prepare(&mut two_a).unwrap();
         blocks.groth16_h_prepare(&mut two_bc).unwrap();
+        blocks.groth16_h_prepare(&mut two_a).unwrap();
         blocks.groth16_h_multiply(&mut two_a, &two_bc).unwrap();
         assert!(gpu.download(&two_bc).unwrap() == coset[1], "multiply only reads b at 2^{log_n}");
+        blocks.groth16_h_interpolate(&mut two_a).unwrap();
         gpu.upload_into(&c, &mut two_bc).unwrap();
         blocks.groth16_h_prepare_c(&mut two_bc).unwrap();
-        blocks.groth16_h_finish(&mut two_a, &two_bc).unwrap();
+        blocks.groth16_h_subtract(&mut two_a, &two_bc).unwrap();
         assert!(gpu.download(&two_a).unwrap() == h, "two buffers: h at 2^{log_n}");
-        assert!(gpu.download(&two_bc).unwrap() == coset[2], "finish only reads c at 2^{log_n}");
+        assert!(gpu.download(&two_bc).unwrap() == coset[2], "the subtraction only reads c at 2^{log_n}");
 
         // The same as groth16_h, buffer for buffer.
         let (mut wa, mut wb, mut wc) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap(), gpu.upload(&c).unwrap());

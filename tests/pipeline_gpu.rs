@@ -198,7 +198,8 @@ fn job_matches_the_reference() {
             "ntt.h.a",
             "ntt.h.b",
             "ntt.h.c",
-            "ntt.h.combine",
+            "ntt.h.interpolate",
+            "ntt.h.subtract",
             "msm.h",
             "batch_add.0.g1",
             "msm.tail.0.g1",
@@ -215,17 +216,22 @@ fn job_matches_the_reference() {
             assert_eq!(ntt.kind, PhaseKind::Kernel);
             assert!(ntt.ms() > 0.0, "ntt.h.{v} takes time: {ntt:?}");
         }
-        let combine = phase("ntt.h.combine");
-        assert_eq!(combine.kind, PhaseKind::Kernel);
-        assert!(combine.ms() > 0.0, "ntt.h.combine takes time: {combine:?}");
-        assert!(phase("ntt.h.b").start_ms >= phase("ntt.h.a").end_ms - 1e-3);
-        assert!(phase("ntt.h.c").start_ms >= phase("ntt.h.b").end_ms - 1e-3);
-        assert!(combine.start_ms >= phase("ntt.h.c").end_ms - 1e-3, "the combine step runs after the three transforms");
+        let (interpolate, combine) = (phase("ntt.h.interpolate"), phase("ntt.h.subtract"));
+        for p in [interpolate, combine] {
+            assert_eq!(p.kind, PhaseKind::Kernel);
+            assert!(p.ms() > 0.0, "{} takes time: {p:?}", p.name);
+        }
+        // B's transforms first, then A's with B's product, A's interpolation, C's transforms, the subtraction.
+        assert!(phase("ntt.h.a").start_ms >= phase("ntt.h.b").end_ms - 1e-3);
+        assert!(interpolate.start_ms >= phase("ntt.h.a").end_ms - 1e-3);
+        assert!(phase("ntt.h.c").start_ms >= interpolate.end_ms - 1e-3);
+        assert!(combine.start_ms >= phase("ntt.h.c").end_ms - 1e-3, "the subtraction runs after the three transforms");
         assert!(phase("d2h.h").start_ms >= combine.end_ms - 1e-3, "h is downloaded after it is computed");
         let (tail, msm) = (phase("h2d.tail0"), phase("msm.h"));
         assert!(msm.start_ms >= tail.end_ms - 1e-3, "the MSM stage starts after the tails are uploaded");
         assert!(msm.start_ms >= combine.end_ms - 1e-3, "the H MSM starts after h is computed");
-        let ntt_sum: f64 = ["ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.combine"].iter().map(|n| phase(n).ms()).sum();
+        let ntt_sum: f64 =
+            ["ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.interpolate", "ntt.h.subtract"].iter().map(|n| phase(n).ms()).sum();
         assert!((r.kernel_ms_of("ntt.") - ntt_sum).abs() < 1e-9, "the NTT phases are all under ntt.");
         println!("2^{log_n}: {:.2} ms wall, busy {:.2}, H2D {:.1} GB/s", r.wall_ms, r.gpu_busy, r.h2d_gbps);
     }
@@ -260,7 +266,7 @@ fn jobs_in_flight(config: PartitionConfig, name: &str) {
                 "{name}: job {k}: ntt.h.{v}"
             );
         }
-        assert!(phase("ntt.h.combine").start_ms >= phase("ntt.h.c").end_ms - 1e-3, "{name}: job {k}");
+        assert!(phase("ntt.h.subtract").start_ms >= phase("ntt.h.c").end_ms - 1e-3, "{name}: job {k}");
     }
     assert_eq!(engine.in_flight(), 0);
 }

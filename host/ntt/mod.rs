@@ -488,6 +488,24 @@ impl Ntt {
         self.groth16_h_pair(a, c, "Groth16 H c", Self::queue_groth16_h_finish)
     }
 
+    /// The part of [`Ntt::groth16_h_finish`] that reads no C: `a` as [`Ntt::groth16_h_multiply`] leaves it to
+    /// coefficients (bit-reversed order), one coset inverse DIF with `n^-1 g^-i` folded into its store. Where C
+    /// uploads into B's buffer after the product, this runs during that upload. Queued on the compute stream;
+    /// errors as for [`Ntt::groth16_h_prepare`].
+    pub fn groth16_h_interpolate(&self, a: &mut DeviceBuffer<Scalar>) -> Result<()> {
+        let log_n = checked_log_n(a.len())?;
+        let mut tables = self.lock();
+        self.groth16_h_tables(&mut tables, log_n)?;
+        self.queue_groth16_h_interpolate(&tables, a, log_n)
+    }
+
+    /// The rest of [`Ntt::groth16_h_finish`] after [`Ntt::groth16_h_interpolate`]: the subtraction of C / Z
+    /// (`c` as [`Ntt::groth16_h_prepare_c`] leaves it, only read) and the permutation to natural order. Queued
+    /// on the compute stream; errors as for [`Ntt::groth16_h_finish`].
+    pub fn groth16_h_subtract(&self, a: &mut DeviceBuffer<Scalar>, c: &DeviceBuffer<Scalar>) -> Result<()> {
+        self.groth16_h_pair(a, c, "Groth16 H c", Self::queue_groth16_h_subtract)
+    }
+
     /// A Groth16 step on `a` and one other vector (`what`): both on this GPU and of one power-of-two length,
     /// the tables built, then `queue`; on an error nothing is queued.
     fn groth16_h_pair(
@@ -586,14 +604,31 @@ impl Ntt {
         c: &DeviceBuffer<Scalar>,
         log_n: u32,
     ) -> Result<()> {
-        let n = a.len();
-        let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
+        self.queue_groth16_h_interpolate(tables, a, log_n)?;
+        self.queue_groth16_h_subtract(tables, a, c, log_n)
+    }
+
+    /// Queues [`Ntt::groth16_h_interpolate`]'s sweep (tables built, `a.len()` = 2^log_n checked).
+    fn queue_groth16_h_interpolate(&self, tables: &Tables, a: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
         if log_n > 0 {
             let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
             for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse)) {
                 self.launch_step(tables, a, None, log_n, step)?;
             }
         }
+        Ok(())
+    }
+
+    /// Queues [`Ntt::groth16_h_subtract`]'s kernels (tables built, lengths 2^log_n checked).
+    fn queue_groth16_h_subtract(
+        &self,
+        tables: &Tables,
+        a: &mut DeviceBuffer<Scalar>,
+        c: &DeviceBuffer<Scalar>,
+        log_n: u32,
+    ) -> Result<()> {
+        let n = a.len();
+        let z_inv = tables.z_inv.get(&log_n).ok_or(Error::NttSize { n })?;
         // Both a and c are coefficients in bit-reversed order here.
         let subtract =
             args::NttHSubtract { a: write(a.raw_mut()), c: read(c.raw()), z: read(z_inv.raw()), count: n as u64 };

@@ -496,6 +496,8 @@ pub struct PartitionEngine<'g> {
     pub(super) abandoned: Arc<Mutex<Vec<u64>>>,
     /// The device-memory budget it was made within.
     pub(super) budget: usize,
+    /// The stream jobs' inputs upload on ([`Self::transfer_stream`]).
+    pub(super) input_stream: std::sync::Arc<CudaStream>,
 }
 
 impl<'g> PartitionEngine<'g> {
@@ -628,6 +630,10 @@ impl<'g> PartitionEngine<'g> {
         };
         gpu.preload_kernels()?;
         gpu.synchronize()?;
+        let input_stream = match config.streams {
+            StreamMode::Two => gpu.context().new_stream()?,
+            StreamMode::One => gpu.stream().clone(),
+        };
         let epoch = Epoch::new(gpu)?;
         let engine = PartitionEngine {
             gpu,
@@ -646,6 +652,7 @@ impl<'g> PartitionEngine<'g> {
             epoch,
             abandoned: Arc::default(),
             budget,
+            input_stream,
         };
         let needed = engine.device_bytes();
         if needed > budget {
@@ -719,12 +726,12 @@ impl<'g> PartitionEngine<'g> {
             + self.queries.iter().map(groups_bytes).sum::<usize>()
     }
 
-    /// The stream the uploads run on.
+    /// The stream a job's inputs upload on: with [`StreamMode::Two`] the engine's own, beside the copy stream
+    /// that the streamed MSMs' bases take, so that the next job's inputs upload while this job's MSM stage
+    /// still streams (each waits only for the readers of its own buffer); the compute stream with
+    /// [`StreamMode::One`].
     pub(super) fn transfer_stream(&self) -> std::sync::Arc<CudaStream> {
-        match self.config.streams {
-            StreamMode::Two => self.gpu.copy_stream().clone(),
-            StreamMode::One => self.gpu.stream().clone(),
-        }
+        self.input_stream.clone()
     }
 
     /// Checks `job`, uploads its inputs into the next slot and queues its NTTs (and its MSM stage when the
@@ -790,12 +797,14 @@ impl<'g> PartitionEngine<'g> {
         let gpu = self.gpu;
         let compute = gpu.stream().clone();
         let s = &mut self.slots[slot];
-        // One event after each of a, b, c: each vector's transforms wait for its own upload only. Where C
-        // shares B's buffer its upload comes last, after B's product into A (below).
-        upload(rec, transfer, "h2d.a", job.a, &mut s.a)?;
-        let a_done = transfer.record_event(None)?;
+        // One event after each of b, a, c: each vector's transforms wait for its own upload only. B first: its
+        // buffer's last reader is the previous job's NTT chain, where A's is the previous job's H MSM, which
+        // reads it to the end of that job's MSM stage; B's transforms then run while A uploads. Where C shares
+        // B's buffer its upload comes last, after B's product into A (below).
         upload(rec, transfer, "h2d.b", job.b, &mut s.b)?;
         let b_done = transfer.record_event(None)?;
+        upload(rec, transfer, "h2d.a", job.a, &mut s.a)?;
+        let a_done = transfer.record_event(None)?;
         if let Some(c) = &mut s.c {
             upload(rec, transfer, "h2d.c", job.c, c)?;
         }
@@ -812,14 +821,15 @@ impl<'g> PartitionEngine<'g> {
         }
         // Ntt::groth16_h in its parts, one phase each. The compute stream waits for a vector's upload before
         // the phase's start event (the explicit form of what cudarc's buffer events would also enforce), so
-        // the NTTs of a overlap the upload of b (and so on) and no phase counts a wait for a copy as busy.
-        // Phases: a's transforms; b's and its product into a; c's; the rest (after all three).
+        // the NTTs of b overlap the upload of a (and so on) and no phase counts a wait for a copy as busy.
+        // Phases: b's transforms; a's and b's product into a; a's interpolation (while C uploads into B's
+        // buffer where it shares it); c's transforms; c's subtraction.
         let ntt = &self.ntt;
-        compute.wait(&a_done)?;
-        rec.phase("ntt.h.a", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(&mut s.a))?;
         compute.wait(&b_done)?;
-        rec.phase("ntt.h.b", PhaseKind::Kernel, 0, &compute, |_| {
-            ntt.groth16_h_prepare(&mut s.b)?;
+        rec.phase("ntt.h.b", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare(&mut s.b))?;
+        compute.wait(&a_done)?;
+        rec.phase("ntt.h.a", PhaseKind::Kernel, 0, &compute, |_| {
+            ntt.groth16_h_prepare(&mut s.a)?;
             ntt.groth16_h_multiply(&mut s.a, &s.b)
         })?;
         let c_done = match &s.c {
@@ -832,11 +842,12 @@ impl<'g> PartitionEngine<'g> {
             }
         };
         let inputs = transfer.record_event(None)?;
+        rec.phase("ntt.h.interpolate", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_interpolate(&mut s.a))?;
         compute.wait(&c_done)?;
         let c = s.c.as_mut().unwrap_or(&mut s.b);
         rec.phase("ntt.h.c", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_prepare_c(c))?;
         let c = s.c.as_ref().unwrap_or(&s.b);
-        rec.phase("ntt.h.combine", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_finish(&mut s.a, c))?;
+        rec.phase("ntt.h.subtract", PhaseKind::Kernel, 0, &compute, |_| ntt.groth16_h_subtract(&mut s.a, c))?;
         if let Some(h_out) = job.h_out {
             let copy = gpu.copy_stream().clone();
             copy.wait(&compute.record_event(None)?)?;

@@ -8,8 +8,8 @@
 //! that are neither 0 nor 1, with their positions `tail_index`):
 //! - `h = (A·B − C) / Z` on the coset (the steps of [`crate::Ntt::groth16_h`]: for A and B an inverse NTT and
 //!   a coset NTT, [`crate::Ntt::groth16_h_prepare`], and B's product into A, [`crate::Ntt::groth16_h_multiply`];
-//!   for C an inverse NTT, [`crate::Ntt::groth16_h_prepare_c`]; then 1 coset inverse NTT and C's subtraction,
-//!   [`crate::Ntt::groth16_h_finish`]) and
+//!   for C an inverse NTT, [`crate::Ntt::groth16_h_prepare_c`]; then 1 coset inverse NTT,
+//!   [`crate::Ntt::groth16_h_interpolate`], and C's subtraction, [`crate::Ntt::groth16_h_subtract`]) and
 //!   `Σ hᵢ·Hᵢ` over the H query (device-resident bases);
 //! - for every query of every assignment: the batch addition of the bases selected by `ones` plus the MSM of
 //!   `tail` over the bases at `tail_index` (a "tail MSM", sparse: [`Scalars::DeviceIndexed`]), i.e. `Σ sᵢ·Pᵢ`
@@ -23,11 +23,13 @@
 //! [`Ntt`], the H [`Msm`], per assignment and curve one [`BatchAdder`] and one tail [`Msm`] shared by its
 //! queries (one compaction of `ones` and one sort of the tail serve them all), and `slots` (default 2) sets of
 //! device input buffers (a, b, c, tails, bitmaps). Job `k` uses slot `k mod slots`.
-//! - [`PartitionEngine::start`] queues the uploads on the **copy stream** (one copy per vector, in order a,
-//!   b, c, tails, bitmaps) and the NTT chain on the compute stream: the transforms of `a` wait for the upload
-//!   of `a` only, those of `b` for `b`, those of `c` for `c` (explicit event waits), so the NTTs of a overlap
-//!   the upload of b, and so on; the final step waits for all three. It returns when the uploads are done:
-//!   the caller may then refill its pinned buffers. It does not wait for compute.
+//! - [`PartitionEngine::start`] queues the uploads on the engine's **input stream** (one copy per vector, in
+//!   order b, a, c, tails, bitmaps; a stream of their own, so they run beside the previous job's streamed
+//!   bases on the copy stream) and the NTT chain on the compute stream: the transforms of `b` wait for the
+//!   upload of `b` only, those of `a` for `a`, those of `c` for `c` (explicit event waits), so the NTTs of b
+//!   overlap the upload of a, and so on; B comes first because its buffer is free once the previous job's
+//!   NTT chain is done, A's only once that job's H MSM is. It returns when the uploads are done: the caller
+//!   may then refill its pinned buffers. It does not wait for compute.
 //! - The MSM stage (the H MSM, batch additions and tail MSMs: work on device bases first, then the streamed
 //!   MSMs interleaved step by step, so one's uploads run beside another's kernels) of job `k` is queued as
 //!   soon as the engines are free, i.e. once job `k − 1`'s results are collected ([`Msm`] holds one queued
@@ -35,8 +37,8 @@
 //! - The rule: the uploads of job `k + slots` overwrite slot `k mod slots`, so before queueing them `start`
 //!   makes sure job `k`'s MSM stage is queued (collecting earlier jobs if need be, which blocks on the GPU).
 //!   Once everything that reads a slot is queued, the streams order the rest: cudarc's per-buffer events make
-//!   the copy stream wait for the kernels that read the slot, and the kernels wait for the copies.
-//! - With 2 slots, job `k + 1`'s uploads (copy stream) overlap job `k`'s compute (compute stream), so in
+//!   input stream wait for the kernels that read the slot, and the kernels wait for the copies.
+//! - With 2 slots, job `k + 1`'s uploads (input stream) overlap job `k`'s compute (compute stream), so in
 //!   steady state the transfers are hidden: wall time per job ≈ max(transfer, compute). With
 //!   [`StreamMode::One`] the uploads go on the compute stream and serialize with compute (the benchmark's
 //!   `1stream` baseline). Any number of jobs may be in flight; more than `slots` makes `start` block.
@@ -68,9 +70,9 @@
 //! time, kernel time (compute-stream busy time, overlaps counted once), GPU busy fraction and achieved H2D
 //! GB/s. Phases are emitted as `tracing` events (target `zkgpu.profile`); host-side waits are
 //! `zkgpu.pipeline.*` spans.
-//! Phase names: `h2d.a`, `h2d.b`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.a` (a's
-//! inverse + coset NTT), `ntt.h.b` (b's, and its product into a), `ntt.h.c` (c's inverse NTT) and
-//! `ntt.h.combine` (coset inverse NTT, c's subtraction); `msm.h`; `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all
+//! Phase names: `h2d.b`, `h2d.a`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.b` (b's
+//! inverse + coset NTT), `ntt.h.a` (a's, and b's product into a), `ntt.h.interpolate` (a's coset inverse NTT),
+//! `ntt.h.c` (c's inverse NTT) and `ntt.h.subtract` (c's subtraction, the permutation); `msm.h`; `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all
 //! G1 queries of assignment `i`; and `g2`), or for streamed queries `msm.stream.{i}.g1` (both); `d2h.h`,
 //! `d2h.results`. A streamed MSM (H, or an assignment's queries: `name` = `h`, `{i}.g1`) also has per step
 //! `k` (a chunk of H, a window of one query) the copy `h2d.{name}.{k}` (timed from when its staging is free)
