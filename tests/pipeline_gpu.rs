@@ -230,8 +230,10 @@ fn job_matches_the_reference() {
         let (tail, msm) = (phase("h2d.tail0"), phase("msm.h"));
         assert!(msm.start_ms >= tail.end_ms - 1e-3, "the MSM stage starts after the tails are uploaded");
         assert!(msm.start_ms >= combine.end_ms - 1e-3, "the H MSM starts after h is computed");
-        let ntt_sum: f64 =
-            ["ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.interpolate", "ntt.h.subtract"].iter().map(|n| phase(n).ms()).sum();
+        let ntt_sum: f64 = ["ntt.h.a", "ntt.h.b", "ntt.h.c", "ntt.h.interpolate", "ntt.h.subtract"]
+            .iter()
+            .map(|n| phase(n).ms())
+            .sum();
         assert!((r.kernel_ms_of("ntt.") - ntt_sum).abs() < 1e-9, "the NTT phases are all under ntt.");
         println!("2^{log_n}: {:.2} ms wall, busy {:.2}, H2D {:.1} GB/s", r.wall_ms, r.gpu_busy, r.h2d_gbps);
     }

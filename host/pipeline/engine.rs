@@ -630,9 +630,14 @@ impl<'g> PartitionEngine<'g> {
         };
         gpu.preload_kernels()?;
         gpu.synchronize()?;
-        let input_stream = match config.streams {
-            StreamMode::Two => gpu.context().new_stream()?,
-            StreamMode::One => gpu.stream().clone(),
+        // With one slot the next job's inputs wait for this job's MSM stage to be done with their buffers, so
+        // their uploads are on the critical path: on a stream of their own, A's starts once the H MSM is
+        // done, beside the stage's streamed copies. With more slots they are not, and beside the streamed
+        // copies they would slow those (the two share PCIe): they queue on the copy stream.
+        let input_stream = match (config.streams, count) {
+            (StreamMode::One, _) => gpu.stream().clone(),
+            (StreamMode::Two, 1) => gpu.context().new_stream()?,
+            (StreamMode::Two, _) => gpu.copy_stream().clone(),
         };
         let epoch = Epoch::new(gpu)?;
         let engine = PartitionEngine {
@@ -726,9 +731,9 @@ impl<'g> PartitionEngine<'g> {
             + self.queries.iter().map(groups_bytes).sum::<usize>()
     }
 
-    /// The stream a job's inputs upload on: with [`StreamMode::Two`] the engine's own, beside the copy stream
-    /// that the streamed MSMs' bases take, so that the next job's inputs upload while this job's MSM stage
-    /// still streams (each waits only for the readers of its own buffer); the compute stream with
+    /// The stream a job's inputs upload on: with [`StreamMode::Two`] the copy stream, or with one slot the
+    /// engine's own beside it (the next job's inputs then upload while this job's MSM stage still streams its
+    /// bases, each waiting only for the readers of its own buffer); the compute stream with
     /// [`StreamMode::One`].
     pub(super) fn transfer_stream(&self) -> std::sync::Arc<CudaStream> {
         self.input_stream.clone()

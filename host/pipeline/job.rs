@@ -5,7 +5,7 @@ use super::*;
 /// Which streams carry the uploads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum StreamMode {
-    /// Uploads on a stream of their own, overlapping compute and the streamed MSMs' copies (the default).
+    /// Uploads on the copy stream (with one slot a stream of their own), overlapping compute (the default).
     #[default]
     Two,
     /// Uploads on the compute stream, serialized with compute (a baseline for measuring the overlap).

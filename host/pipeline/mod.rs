@@ -23,13 +23,13 @@
 //! [`Ntt`], the H [`Msm`], per assignment and curve one [`BatchAdder`] and one tail [`Msm`] shared by its
 //! queries (one compaction of `ones` and one sort of the tail serve them all), and `slots` (default 2) sets of
 //! device input buffers (a, b, c, tails, bitmaps). Job `k` uses slot `k mod slots`.
-//! - [`PartitionEngine::start`] queues the uploads on the engine's **input stream** (one copy per vector, in
-//!   order b, a, c, tails, bitmaps; a stream of their own, so they run beside the previous job's streamed
-//!   bases on the copy stream) and the NTT chain on the compute stream: the transforms of `b` wait for the
-//!   upload of `b` only, those of `a` for `a`, those of `c` for `c` (explicit event waits), so the NTTs of b
-//!   overlap the upload of a, and so on; B comes first because its buffer is free once the previous job's
-//!   NTT chain is done, A's only once that job's H MSM is. It returns when the uploads are done: the caller
-//!   may then refill its pinned buffers. It does not wait for compute.
+//! - [`PartitionEngine::start`] queues the uploads on the **copy stream** (one copy per vector, in order b, a,
+//!   c, tails, bitmaps; with one slot on a stream of their own, beside the previous job's streamed bases,
+//!   since they wait for that job's MSM stage) and the NTT chain on the compute stream: the transforms of
+//!   `b` wait for the upload of `b` only, those of `a` for `a`, those of `c` for `c` (explicit event waits),
+//!   so the NTTs of b overlap the upload of a, and so on; B comes first because its buffer is free once the
+//!   previous job's NTT chain is done, A's only once that job's H MSM is. It returns when the uploads are
+//!   done: the caller may then refill its pinned buffers. It does not wait for compute.
 //! - The MSM stage (the H MSM, batch additions and tail MSMs: work on device bases first, then the streamed
 //!   MSMs interleaved step by step, so one's uploads run beside another's kernels) of job `k` is queued as
 //!   soon as the engines are free, i.e. once job `k − 1`'s results are collected ([`Msm`] holds one queued
@@ -37,8 +37,8 @@
 //! - The rule: the uploads of job `k + slots` overwrite slot `k mod slots`, so before queueing them `start`
 //!   makes sure job `k`'s MSM stage is queued (collecting earlier jobs if need be, which blocks on the GPU).
 //!   Once everything that reads a slot is queued, the streams order the rest: cudarc's per-buffer events make
-//!   input stream wait for the kernels that read the slot, and the kernels wait for the copies.
-//! - With 2 slots, job `k + 1`'s uploads (input stream) overlap job `k`'s compute (compute stream), so in
+//!   uploads wait for the kernels that read the slot, and the kernels wait for the copies.
+//! - With 2 slots, job `k + 1`'s uploads (copy stream) overlap job `k`'s compute (compute stream), so in
 //!   steady state the transfers are hidden: wall time per job ≈ max(transfer, compute). With
 //!   [`StreamMode::One`] the uploads go on the compute stream and serialize with compute (the benchmark's
 //!   `1stream` baseline). Any number of jobs may be in flight; more than `slots` makes `start` block.
