@@ -371,17 +371,17 @@ fn streamed_bases_plans_prefer_few_chunks() {
     let affine_size = size_of::<<G1 as Curve>::Affine>();
     for log_n in [0, 12, 20, 24] {
         let n = 1usize << log_n;
-        let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &DeviceLimits::UNBOUNDED).unwrap();
+        let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), n, &DeviceLimits::UNBOUNDED).unwrap();
         assert_eq!(p.chunk, n, "2^{log_n}: one chunk");
         assert_eq!(p.staging_bytes::<G1>(true, false), n * affine_size, "2^{log_n}: one staging buffer");
         assert_eq!(p.staging_bytes::<G1>(true, true), n * (affine_size + size_of::<Scalar>()));
     }
     let n = 1usize << 24;
-    let one = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &DeviceLimits::UNBOUNDED).unwrap();
+    let one = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), n, &DeviceLimits::UNBOUNDED).unwrap();
     let cost = |p: &MsmPlan| window_cost(n, 1, n.div_ceil(p.chunk), p.window_bits);
     for fraction in [0.9, 0.6, 0.4, 0.2] {
         let limits = DeviceLimits { memory_bytes: (bytes(&one) as f64 * fraction) as usize, ..DeviceLimits::UNBOUNDED };
-        let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &limits).unwrap();
+        let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), n, &limits).unwrap();
         println!("{fraction} of one chunk's {} bytes: c = {} chunk 2^{}", bytes(&one), p.window_bits, p.chunk.ilog2());
         assert!(bytes(&p) <= limits.memory_bytes, "{fraction}: {p:?}");
         let buffers = if p.chunk < n { 2 } else { 1 };
@@ -397,13 +397,13 @@ fn streamed_bases_plans_prefer_few_chunks() {
         }
     }
     let small = DeviceLimits { memory_bytes: bytes(&one) / 5, ..DeviceLimits::UNBOUNDED };
-    let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &small).unwrap();
+    let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), n, &small).unwrap();
     assert!(p.chunk < n, "a fifth of one chunk's bytes: several chunks, {p:?}");
     let chunk = MsmConfig { chunk: Some(1 << 22), ..Default::default() };
-    let p = MsmPlan::within_streamed_bases::<G1>(n, &chunk, &DeviceLimits::UNBOUNDED).unwrap();
+    let p = MsmPlan::within_streamed_bases::<G1>(n, &chunk, n, &DeviceLimits::UNBOUNDED).unwrap();
     assert_eq!(p.chunk, 1 << 22, "a configured chunk is kept");
     let tiny = DeviceLimits { memory_bytes: 1 << 20, total_bytes: 1 << 30, sm_count: 132 };
-    let r = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), &tiny);
+    let r = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), n, &tiny);
     assert!(matches!(r, Err(Error::OutOfMemory { requested, .. }) if requested > 1 << 20), "{r:?}");
 }
 

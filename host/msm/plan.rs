@@ -288,12 +288,17 @@ impl MsmPlan {
 
     /// A plan for `n` bases streamed from host memory against device scalars (a pipeline's streamed query):
     /// the least modelled work whose scratch and bases staging ([`MsmPlan::staging_bytes`]) fit `limits`,
-    /// over chunks from all `n` points down to 2^16 by halves (unless configured). Unlike
+    /// over chunks from `largest` points (at most `n`) down to 2^16 by halves (unless configured). Unlike
     /// [`MsmPlan::within`]'s host-input default it prefers few chunks (every chunk costs a fixup): the caller
     /// hides the first chunk's upload by queueing the MSM behind other work. Errors as [`MsmPlan::within`].
-    pub fn within_streamed_bases<C: Curve>(n: usize, config: &MsmConfig, limits: &DeviceLimits) -> Result<MsmPlan> {
+    pub fn within_streamed_bases<C: Curve>(
+        n: usize,
+        config: &MsmConfig,
+        largest: usize,
+        limits: &DeviceLimits,
+    ) -> Result<MsmPlan> {
         let bytes = |plan: &MsmPlan| plan.scratch_bytes::<C>() + plan.staging_bytes::<C>(true, false);
-        let first = config.chunk.unwrap_or(n).clamp(1, n.max(1));
+        let first = config.chunk.unwrap_or(largest.min(n)).clamp(1, n.max(1));
         Self::cheapest_fit(n, config, limits, first, bytes)
     }
 

@@ -333,7 +333,7 @@ fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<Placement, us
             for c_shares_b in [false, true] {
                 let saved = if c_shares_b { slots * input.vector_bytes } else { 0 };
                 let fixed = (input.one_slot + (slots - 1) * input.slot_bytes + groups).saturating_sub(saved);
-                match place_h(input, input.budget.saturating_sub(fixed))? {
+                match place_h(input, input.budget.saturating_sub(fixed), streamed > 0)? {
                     Ok(h) => return Ok(Ok(Placement { slots, c_shares_b, h, streamed })),
                     Err(needed) => smallest = smallest.min(fixed.saturating_add(needed)),
                 }
@@ -344,8 +344,13 @@ fn place(input: &PlacementInput<'_>) -> Result<std::result::Result<Placement, us
 }
 
 /// The H MSM within `room` bytes (the budget less the rest of the working set): resident when H is on the
-/// device or fits there, else streamed. `Ok(Err(needed))` when neither fits, `needed` the least an H MSM needs.
-fn place_h(input: &PlacementInput<'_>, room: usize) -> Result<std::result::Result<HPlacement, usize>> {
+/// device or fits there, else streamed, in chunks of at most [`interleaved_h_chunk`] where assignments stream
+/// too (`interleaved`). `Ok(Err(needed))` when neither fits, `needed` the least an H MSM needs.
+fn place_h(
+    input: &PlacementInput<'_>,
+    room: usize,
+    interleaved: bool,
+) -> Result<std::result::Result<HPlacement, usize>> {
     let h_msm = &input.config.h_msm;
     let xyzz = h_msm.accumulation == Accumulation::Xyzz;
     let h_config = MsmConfig { chunk: h_msm.chunk.or(xyzz.then_some(H_MSM_CHUNK)), ..*h_msm };
@@ -361,11 +366,22 @@ fn place_h(input: &PlacementInput<'_>, room: usize) -> Result<std::result::Resul
     // Streamed bases cannot be a precomputed table; the fewest chunks whose scratch and staging fit (the
     // first chunks upload while the job's work on device bases runs: `queue_msm_stage`).
     let streamed = MsmConfig { chunk: h_msm.chunk, precompute: 0, ..*h_msm };
-    match MsmPlan::within_streamed_bases::<G1>(input.n, &streamed, &input.limits.capped(room)) {
+    let largest = if interleaved { interleaved_h_chunk(input.config) } else { input.n };
+    match MsmPlan::within_streamed_bases::<G1>(input.n, &streamed, largest, &input.limits.capped(room)) {
         Ok(plan) => Ok(Ok(HPlacement::Streamed(plan))),
         Err(Error::OutOfMemory { requested, .. }) => Ok(Err((h_bytes + resident_bytes).min(requested))),
         Err(e) => Err(e),
     }
+}
+
+/// The largest chunk of a streamed H MSM whose steps interleave with streamed assignments' windows: half a
+/// window (`PartitionConfig::query_window`). The fewest chunks that fit are not the fastest there: an H
+/// step's kernels should take about as long as a window's copies, or the copy stream idles during the H
+/// steps and the compute stream during the windows. At 2^27 within 16 GiB (one H100) 32 chunks of 2^22 ran
+/// 1,929 ms per job and 16 chunks of 2^23 2,048 (less H work, worse overlap); 64 chunks of 2^21 ran 1,805
+/// on another H100 (docs/log/pipeline-notes.md).
+fn interleaved_h_chunk(config: &PartitionConfig) -> usize {
+    (config.query_window / 2).max(1)
 }
 
 /// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
@@ -1234,7 +1250,7 @@ mod tests {
     fn least_streamed_h() -> usize {
         let streamed = MsmConfig { precompute: 0, ..MsmConfig::default() };
         let nothing = DeviceLimits { memory_bytes: 0, ..LIMITS };
-        match MsmPlan::within_streamed_bases::<G1>(N, &streamed, &nothing) {
+        match MsmPlan::within_streamed_bases::<G1>(N, &streamed, N, &nothing) {
             Err(Error::OutOfMemory { requested, .. }) => requested,
             other => panic!("no plan fits 0 bytes: {other:?}"),
         }
@@ -1262,7 +1278,7 @@ mod tests {
                 // The streamed plan for the room left (fewest chunks first).
                 let config = MsmConfig { precompute: 0, ..MsmConfig::default() };
                 let room = DeviceLimits { memory_bytes: two_resident - 1 - ONE_SLOT - SLOT, ..LIMITS };
-                assert_eq!(MsmPlan::within_streamed_bases::<G1>(N, &config, &room).unwrap(), streamed);
+                assert_eq!(MsmPlan::within_streamed_bases::<G1>(N, &config, N, &room).unwrap(), streamed);
             }
             other => panic!("{other:?}"),
         }
@@ -1270,6 +1286,37 @@ mod tests {
         assert_eq!(placed(false, ONE_SLOT + SLOT + msm - 1, SLOT), Ok((1, HPlacement::Resident(plan))));
         // A second slot that never fits: one slot, H resident when it fits beside it.
         assert_eq!(placed(true, ONE_SLOT + h + msm, 1 << 40), Ok((1, HPlacement::Resident(plan))));
+    }
+
+    /// Beside a streamed assignment H streams in chunks of at most half a window; alone, in the fewest chunks
+    /// that fit.
+    #[test]
+    fn streamed_h_chunks_are_at_most_half_a_window_beside_streamed_assignments() {
+        let (_, msm, h) = resident();
+        let config = PartitionConfig { query_window: 1 << 18, ..PartitionConfig::default() };
+        // An assignment that only fits streamed (10 MB), a budget a byte short of H resident beside it.
+        let streamed_group = 10 << 20;
+        let budget = ONE_SLOT + streamed_group + h + msm - 1;
+        let input = PlacementInput {
+            n: N,
+            h_pinned: true,
+            config: &config,
+            one_slot: ONE_SLOT,
+            slot_bytes: 1 << 40,
+            vector_bytes: 0,
+            pinned: vec![(1 << 40, streamed_group)],
+            budget,
+            limits: LIMITS,
+        };
+        let chunk = match place(&input).expect("a valid configuration") {
+            Ok(Placement { slots: 1, h: HPlacement::Streamed(p), streamed: 1, .. }) => p.chunk,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(chunk, 1 << 17, "half a window of 2^18");
+        // The same room without the cap: fewer, larger chunks.
+        let room = DeviceLimits { memory_bytes: budget - ONE_SLOT - streamed_group, ..LIMITS };
+        let alone = MsmPlan::within_streamed_bases::<G1>(N, &MsmConfig { precompute: 0, ..config.h_msm }, N, &room);
+        assert!(alone.unwrap().chunk > chunk);
     }
 
     /// Pinned assignments stay resident while everything fits; then H streams first, then the assignments in
