@@ -402,6 +402,8 @@ fn streamed_bases_plans_prefer_few_chunks() {
     let chunk = MsmConfig { chunk: Some(1 << 22), ..Default::default() };
     let p = MsmPlan::within_streamed_bases::<G1>(n, &chunk, n, &DeviceLimits::UNBOUNDED).unwrap();
     assert_eq!(p.chunk, 1 << 22, "a configured chunk is kept");
+    let p = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), 1 << 21, &DeviceLimits::UNBOUNDED).unwrap();
+    assert_eq!(p.chunk, 1 << 21, "chunks of at most `largest`, the fewest of them");
     let tiny = DeviceLimits { memory_bytes: 1 << 20, total_bytes: 1 << 30, sm_count: 132 };
     let r = MsmPlan::within_streamed_bases::<G1>(n, &MsmConfig::default(), n, &tiny);
     assert!(matches!(r, Err(Error::OutOfMemory { requested, .. }) if requested > 1 << 20), "{r:?}");

@@ -72,12 +72,13 @@
 //! `zkgpu.pipeline.*` spans.
 //! Phase names: `h2d.b`, `h2d.a`, `h2d.c`, `h2d.tail{i}`, `h2d.tail_index{i}`, `h2d.ones{i}`; `ntt.h.b` (b's
 //! inverse + coset NTT), `ntt.h.a` (a's, and b's product into a), `ntt.h.interpolate` (a's coset inverse NTT),
-//! `ntt.h.c` (c's inverse NTT) and `ntt.h.subtract` (c's subtraction, the permutation); `msm.h`; `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all
-//! G1 queries of assignment `i`; and `g2`), or for streamed queries `msm.stream.{i}.g1` (both); `d2h.h`,
-//! `d2h.results`. A streamed MSM (H, or an assignment's queries: `name` = `h`, `{i}.g1`) also has per step
-//! `k` (a chunk of H, a window of one query) the copy `h2d.{name}.{k}` (timed from when its staging is free)
-//! and, timed from when the copy is done, `add.{name}.{k}` (the window's batch addition) and
-//! `chunk.{name}.{k}` (the MSM's kernels); interleaved, the whole-MSM phases overlap, the step phases do not.
+//! `ntt.h.c` (c's inverse NTT) and `ntt.h.subtract` (c's subtraction, the permutation); `msm.h`;
+//! `batch_add.{i}.g1`, `msm.tail.{i}.g1` (all G1 queries of assignment `i`; and `g2`), or for streamed queries
+//! `msm.stream.{i}.g1` (both); `d2h.h`, `d2h.results`. A streamed MSM (H, or an assignment's queries: `name` =
+//! `h`, `{i}.g1`) also has per step `k` (a chunk of H, a window of one query) the copy `h2d.{name}.{k}` (timed
+//! from when its staging is free) and, timed from when the copy is done, `add.{name}.{k}` (the window's batch
+//! addition) and `chunk.{name}.{k}` (the MSM's kernels); interleaved, the whole-MSM phases overlap, the step
+//! phases do not.
 //! Before each phase the compute stream waits explicitly for the copies it needs first (`a` before `ntt.h.a`,
 //! `b` before `ntt.h.b`, `c` before `ntt.h.c`, every input before the MSM stage), so a phase's start event is
 //! not reached while the stream still waits for a copy: the wait shows as a gap between phases, not as busy
