@@ -569,12 +569,24 @@ impl Ntt {
 
     /// Queues [`Ntt::groth16_h_prepare_c`]'s sweep (tables built, `c.len()` = 2^log_n checked).
     fn queue_groth16_h_prepare_c(&self, tables: &Tables, c: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
+        self.queue_inverse_dif(tables, c, log_n, ScaleKind::InverseN)
+    }
+
+    /// Queues one inverse DIF sweep over `v` (natural in, bit-reversed out) with the scaling `kind` folded
+    /// into its store (tables built, `v.len()` = 2^log_n checked); nothing at size 1.
+    fn queue_inverse_dif(
+        &self,
+        tables: &Tables,
+        v: &mut DeviceBuffer<Scalar>,
+        log_n: u32,
+        kind: ScaleKind,
+    ) -> Result<()> {
         if log_n == 0 {
             return Ok(());
         }
         let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
-        for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::InverseN)) {
-            self.launch_step(tables, c, None, log_n, step)?;
+        for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(kind)) {
+            self.launch_step(tables, v, None, log_n, step)?;
         }
         Ok(())
     }
@@ -610,13 +622,7 @@ impl Ntt {
 
     /// Queues [`Ntt::groth16_h_interpolate`]'s sweep (tables built, `a.len()` = 2^log_n checked).
     fn queue_groth16_h_interpolate(&self, tables: &Tables, a: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
-        if log_n > 0 {
-            let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
-            for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(ScaleKind::CosetInverse)) {
-                self.launch_step(tables, a, None, log_n, step)?;
-            }
-        }
-        Ok(())
+        self.queue_inverse_dif(tables, a, log_n, ScaleKind::CosetInverse)
     }
 
     /// Queues [`Ntt::groth16_h_subtract`]'s kernels (tables built, lengths 2^log_n checked).
