@@ -25,7 +25,8 @@
 //!   (`PartitionConfig::max_device_bytes`), the H query in pinned memory so that the engine may stream it.
 //!   A size whose smallest working set exceeds the budget is skipped with the engine's `DeviceBudget` error,
 //!   which states that working set. `-hchunkK` after a variant: the H MSM in chunks of 2^K points (its
-//!   `PartitionConfig::h_msm` chunk), for the streamed H's A/B.
+//!   `PartitionConfig::h_msm` chunk), for the streamed H's A/B (also before `-qpinned`: the engine's cap
+//!   beside streamed queries, half a window, against a chunk it would not choose).
 //! - `-qpinned` after a variant: the assignment queries in pinned memory
 //!   (`PartitionSrs::add_assignment_pinned`): uploaded where the budget has room, else streamed window by
 //!   window through every job (after H); `-qwK` after that: windows of 2^K positions
@@ -88,6 +89,8 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-qpinned",
     "pinned-2stream-budget12-qpinned",
     "pinned-2stream-budget8-qpinned",
+    "pinned-2stream-budget8-hchunk21-qpinned",
+    "pinned-2stream-budget8-hchunk22-qpinned",
     "pinned-2stream-budget12-qpinned-qw20",
     "pinned-2stream-budget12-qpinned-qw24",
     "pinned-2stream-budget8-qpinned-serial",
@@ -96,6 +99,8 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget24-qpinned",
     "pinned-2stream-budget16-qpinned-qw21",
     "pinned-2stream-budget16-qpinned-tail20",
+    "pinned-2stream-budget16-hchunk21-qpinned-tail20",
+    "pinned-2stream-budget16-hchunk22-qpinned-tail20",
     "pinned-2stream-budget16-qpinned-tail20-serial",
     "pinned-2stream-budget24-qpinned-tail20",
     "pinned-2stream-budget12-qpinned-tail20",
@@ -811,6 +816,15 @@ mod tests {
         assert_eq!(
             parse_variant("pinned-2stream-budget16-hchunk23").map(|v| (v.budget, v.h_chunk)),
             Some((Some(16 << 30), Some(1 << 23)))
+        );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget16-hchunk22-qpinned-tail20").map(|v| (
+                v.budget,
+                v.h_chunk,
+                v.queries_pinned,
+                v.max_tail
+            )),
+            Some((Some(16 << 30), Some(1 << 22), true, Some(20)))
         );
         assert_eq!(
             parse_variant("pinned-2stream-budget16-qpinned-qw20").map(|v| (v.budget, v.queries_pinned, v.query_window)),
