@@ -490,7 +490,7 @@ impl<'g, C: Curve> Msm<'g, C> {
         } else if staged {
             ramped_chunks(n, chunk)
         } else {
-            (0..n).step_by(chunk).map(|first| first..(first + chunk).min(n)).collect()
+            whole_chunks(n, chunk).collect()
         };
         if one_chunk {
             stream.memset_zeros(self.bad_indices.raw_mut())?;

@@ -193,6 +193,13 @@ pub(super) fn ramped_chunks(n: usize, chunk: usize) -> Vec<Range<usize>> {
     ranges
 }
 
+/// The chunks of `n` points with chunks of `chunk` (at least 1): consecutive ranges covering `0..n`, the
+/// last one shorter where `chunk` does not divide `n`; `n = 0` none.
+pub(super) fn whole_chunks(n: usize, chunk: usize) -> impl Iterator<Item = Range<usize>> {
+    let chunk = chunk.max(1);
+    (0..n).step_by(chunk).map(move |first| first..(first + chunk).min(n))
+}
+
 /// Staging buffers for host inputs of `n` points uploaded `span` at a time: two (one uploads while the other
 /// is read) where there are several spans, else one.
 pub(super) fn staging_buffer_count(n: usize, span: usize) -> usize {

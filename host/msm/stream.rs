@@ -60,15 +60,13 @@ impl Streamed {
 /// The steps of a dense streamed MSM of `n` scalars: one per chunk of `chunk`, staged in slots 0 and 1 in
 /// turn; the first stores the buckets, the last finishes.
 fn dense_steps(n: usize, chunk: usize) -> Vec<Step> {
-    let chunk = chunk.max(1);
-    let mut steps = Vec::with_capacity(n.div_ceil(chunk));
-    let mut first = 0;
-    while first < n {
-        let part = Chunk::dense(steps.len() % 2, first, chunk.min(n - first));
-        first = part.scalars.end;
-        let parts = vec![(part.clone(), steps.is_empty())];
-        steps.push(Step { table: 0, stage: part, window: None, parts, finish: false });
-    }
+    let mut steps: Vec<Step> = whole_chunks(n, chunk)
+        .enumerate()
+        .map(|(k, range)| {
+            let part = Chunk::dense(k % 2, range.start, range.len());
+            Step { table: 0, stage: part.clone(), window: None, parts: vec![(part, k == 0)], finish: false }
+        })
+        .collect();
     if let Some(last) = steps.last_mut() {
         last.finish = true;
     }

@@ -363,8 +363,8 @@ fn place_h(
     if !input.h_pinned {
         return Ok(Err(resident_bytes));
     }
-    // Streamed bases cannot be a precomputed table; the fewest chunks whose scratch and staging fit (the
-    // first chunks upload while the job's work on device bases runs: `queue_msm_stage`).
+    // Streamed bases cannot be a precomputed table; the fewest chunks (of at most `largest`) whose scratch and
+    // staging fit (the first chunks upload while the job's work on device bases runs: `queue_msm_stage`).
     let streamed = MsmConfig { chunk: h_msm.chunk, precompute: 0, ..*h_msm };
     let largest = if interleaved { interleaved_h_chunk(input.config) } else { input.n };
     match MsmPlan::within_streamed_bases::<G1>(input.n, &streamed, largest, &input.limits.capped(room)) {
@@ -377,9 +377,7 @@ fn place_h(
 /// The largest chunk of a streamed H MSM whose steps interleave with streamed assignments' windows: half a
 /// window (`PartitionConfig::query_window`). The fewest chunks that fit are not the fastest there: an H
 /// step's kernels should take about as long as a window's copies, or the copy stream idles during the H
-/// steps and the compute stream during the windows. At 2^27 within 16 GiB (one H100) 32 chunks of 2^22 ran
-/// 1,929 ms per job and 16 chunks of 2^23 2,048 (less H work, worse overlap); 64 chunks of 2^21 ran 1,805
-/// on another H100 (docs/log/pipeline-notes.md).
+/// steps and the compute stream during the windows (measured in DESIGN.md, section 5, "Streamed H chunks").
 fn interleaved_h_chunk(config: &PartitionConfig) -> usize {
     (config.query_window / 2).max(1)
 }
