@@ -71,7 +71,7 @@ use zkgpu::pipeline::{
     AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, StreamMode,
     combine_gpus, split_assignment,
 };
-use zkgpu::profile::PhaseReport;
+use zkgpu::profile::{PhaseKind, PhaseReport};
 use zkgpu::{DeviceBuffer, Gpu, MemoryWatch, PinnedBuffer, PinnedMode};
 
 const GPU_VARIANTS: &[&str] = &[
@@ -721,6 +721,18 @@ impl Case for GpuCase<'_> {
         for (k, v) in fields {
             m.insert(k.to_string(), v.into());
         }
+        // The largest waits per job, as a JSON object and one line on stderr (where the overlap is lost).
+        for (field, kind) in [("compute_waits_ms", PhaseKind::Kernel), ("copy_waits_ms", PhaseKind::H2d)] {
+            let top: Vec<(String, f64)> = waits(r, kind).into_iter().take(6).map(|(f, ms)| (f, ms / jobs)).collect();
+            eprintln!(
+                "{field} per job: {}",
+                top.iter().map(|(f, ms)| format!("{f} {ms:.1}")).collect::<Vec<_>>().join(", ")
+            );
+            m.insert(
+                field.to_string(),
+                top.into_iter().map(|(f, ms)| (f, ms.into())).collect::<serde_json::Map<_, _>>().into(),
+            );
+        }
         m.insert("jobs".to_string(), JOBS.into());
         m.insert("gpus".to_string(), self.engines.len().into());
         m.insert("peak_bytes".to_string(), self.watches.iter().map(MemoryWatch::peak).max().unwrap_or(0).into());
@@ -740,6 +752,32 @@ impl Case for GpuCase<'_> {
         }
         m
     }
+}
+
+/// Where a stream waited: for the phases of `kind` in time order, the gap between the end of everything of
+/// that kind before a phase and its start, summed per phase family (the name without its step number, e.g.
+/// `chunk.h` for `chunk.h.17`), largest first. For kernels this is compute waiting (for a copy, or for the
+/// host to queue work); for H2D copies, the copy streams waiting (for a buffer's readers, or with nothing
+/// queued).
+fn waits(report: &PhaseReport, kind: PhaseKind) -> Vec<(String, f64)> {
+    let mut phases: Vec<_> = report.phases.iter().filter(|p| p.kind == kind).collect();
+    phases.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
+    let mut by_family: Vec<(String, f64)> = Vec::new();
+    let mut busy_until = f64::NEG_INFINITY;
+    for p in phases {
+        let gap = if busy_until.is_finite() { (p.start_ms - busy_until).max(0.0) } else { 0.0 };
+        busy_until = busy_until.max(p.end_ms);
+        let family = match p.name.rsplit_once('.') {
+            Some((head, step)) if step.bytes().all(|b| b.is_ascii_digit()) => head,
+            _ => p.name.as_str(),
+        };
+        match by_family.iter_mut().find(|(f, _)| f == family) {
+            Some((_, ms)) => *ms += gap,
+            None => by_family.push((family.to_string(), gap)),
+        }
+    }
+    by_family.sort_by(|a, b| b.1.total_cmp(&a.1));
+    by_family
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -858,6 +896,35 @@ mod tests {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
         assert!(parse_variant("blstrs").is_none());
+    }
+
+    #[test]
+    fn waits_are_gaps_per_phase_family() {
+        let phase = |name: &str, kind, start_ms, end_ms| zkgpu::profile::Phase {
+            name: name.into(),
+            kind,
+            start_ms,
+            end_ms,
+            bytes: 0,
+        };
+        let report = PhaseReport::from_phases(vec![
+            phase("h2d.h.0", PhaseKind::H2d, 0.0, 4.0),
+            phase("chunk.h.0", PhaseKind::Kernel, 4.0, 10.0),
+            phase("h2d.h.1", PhaseKind::H2d, 4.0, 8.0),
+            phase("h2d.0.g1.0", PhaseKind::H2d, 12.0, 14.0),
+            phase("chunk.0.g1.0", PhaseKind::Kernel, 14.0, 15.0),
+            phase("chunk.h.1", PhaseKind::Kernel, 15.0, 20.0),
+            phase("msm.h", PhaseKind::Span, 0.0, 20.0),
+            phase("ntt.h.a", PhaseKind::Kernel, 23.0, 24.0),
+        ]);
+        let kernels = waits(&report, PhaseKind::Kernel);
+        assert_eq!(
+            kernels,
+            vec![("chunk.0.g1".to_string(), 4.0), ("ntt.h.a".to_string(), 3.0), ("chunk.h".to_string(), 0.0)]
+        );
+        let copies = waits(&report, PhaseKind::H2d);
+        assert_eq!(copies, vec![("h2d.0.g1".to_string(), 4.0), ("h2d.h".to_string(), 0.0)]);
+        assert!(waits(&report, PhaseKind::D2h).is_empty());
     }
 
     #[test]
