@@ -34,7 +34,8 @@
 //!   stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than
 //!   interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before it: the
 //!   slots' tails sized for K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails
-//!   are ~10%).
+//!   are ~10%). `-hwK` after those (before `-serial`): the H MSM's window bits (`PartitionConfig::h_msm`),
+//!   for the A/B of the cost model's choice.
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
 //! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
@@ -46,7 +47,8 @@
 //! millisecond through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
 //! `streamed_bytes` (bases copied host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks`
 //! (the streamed H's chunks per job, 0 when resident), `slots`, `c_shares_b` (two-vector slots: C uploaded
-//! into B's buffer) and `budget_bytes` for a budget.
+//! into B's buffer) and `budget_bytes` for a budget; `compute_waits_ms` and `copy_waits_ms`: the largest
+//! gaps before kernel and H2D phases per phase family (where a stream waited), also printed on stderr.
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
@@ -104,6 +106,10 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget16-qpinned-tail20-serial",
     "pinned-2stream-budget24-qpinned-tail20",
     "pinned-2stream-budget12-qpinned-tail20",
+    "pinned-2stream-budget8-qpinned-hw15",
+    "pinned-2stream-budget8-qpinned-hw17",
+    "pinned-2stream-budget8-qpinned-hw18",
+    "pinned-2stream-budget16-qpinned-tail20-hw18",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -125,6 +131,8 @@ struct Variant {
     budget: Option<usize>,
     /// The H MSM's points per chunk (the `-hchunkK` suffix: 2^K), else the engine's choice.
     h_chunk: Option<usize>,
+    /// The H MSM's window bits (the `-hwK` suffix, after every other but `-serial`), else the cost model's.
+    h_window_bits: Option<u32>,
     /// The assignment queries are given in pinned host memory (`-qpinned`), streamed (when the budget needs
     /// it) in windows of this many positions (`-qwK`: 2^K) or the engine's default.
     queries_pinned: bool,
@@ -139,6 +147,11 @@ fn parse_variant(v: &str) -> Option<Variant> {
     if let Some(base) = v.strip_suffix("-serial") {
         let base = parse_variant(base).filter(|b| !b.serial && (b.budget.is_some() || b.queries_pinned))?;
         return Some(Variant { serial: true, ..base });
+    }
+    if let Some((base, bits)) = v.rsplit_once("-hw") {
+        let bits: u32 = bits.parse().ok().filter(|b| (10..=22).contains(b))?;
+        let base = parse_variant(base).filter(|b| b.h_window_bits.is_none() && !b.serial)?;
+        return Some(Variant { h_window_bits: Some(bits), ..base });
     }
     if let Some((base, percent)) = v.rsplit_once("-tail") {
         let percent: u32 = percent.parse().ok().filter(|p| (1..=100).contains(p))?;
@@ -172,6 +185,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         batch_add: PartitionConfig::default().batch_add,
         budget: None,
         h_chunk: None,
+        h_window_bits: None,
         queries_pinned: false,
         query_window: None,
         serial: false,
@@ -513,7 +527,11 @@ impl<'g> GpuCase<'g> {
             streams: variant.streams,
             batch_add: variant.batch_add,
             max_device_bytes: variant.budget,
-            h_msm: MsmConfig { chunk: variant.h_chunk, ..PartitionConfig::default().h_msm },
+            h_msm: MsmConfig {
+                chunk: variant.h_chunk,
+                window_bits: variant.h_window_bits,
+                ..PartitionConfig::default().h_msm
+            },
             query_window: variant.query_window.unwrap_or(PartitionConfig::default().query_window),
             interleave_streamed: !variant.serial,
             max_tail_fraction: variant.max_tail.map_or(1.0, |p| f64::from(p) / 100.0),
@@ -876,6 +894,15 @@ mod tests {
             parse_variant("pinned-2stream-budget16-qpinned-tail20-serial").map(|v| (v.max_tail, v.serial)),
             Some((Some(20), true))
         );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget16-hchunk22-qpinned-tail20-hw18-serial").map(|v| (
+                v.h_chunk,
+                v.max_tail,
+                v.h_window_bits,
+                v.serial
+            )),
+            Some((Some(1 << 22), Some(20), Some(18), true))
+        );
         for bad in [
             "pinned-2stream-serial",
             "pinned-2stream-tail0",
@@ -892,6 +919,10 @@ mod tests {
             "pinned-2stream-qpinned-qpinned",
             "pinned-2stream-2gpu-qpinned",
             "pinned-2stream-qpinned-qw12",
+            "pinned-2stream-hw9",
+            "pinned-2stream-hw23",
+            "pinned-2stream-hw16-hw17",
+            "pinned-2stream-budget16-serial-hw16",
         ] {
             assert!(parse_variant(bad).is_none(), "{bad}");
         }
