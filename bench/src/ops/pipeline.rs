@@ -48,7 +48,9 @@
 //! `streamed_bytes` (bases copied host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks`
 //! (the streamed H's chunks per job, 0 when resident), `slots`, `c_shares_b` (two-vector slots: C uploaded
 //! into B's buffer) and `budget_bytes` for a budget; `compute_waits_ms` and `copy_waits_ms`: the largest
-//! gaps before kernel and H2D phases per phase family (where a stream waited), also printed on stderr.
+//! gaps before kernel and H2D phases per phase family (where a stream waited), also printed on stderr. With
+//! `ZKGPU_BENCH_TIMELINE=DIR` each GPU case also writes its median run's phases, in order of start, to
+//! `DIR/pipeline-{variant}-{log_n}.csv` (when each stream waited, not only where).
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
@@ -258,7 +260,10 @@ impl BenchOp for PipelineOp {
         match (gpu, variant) {
             (Some(gpu), v) => {
                 let variant = parse_variant(v).ok_or_else(|| format!("{}: no GPU variant {v:?}", self.name()))?;
-                Ok(Box::new(GpuCase::prepare(gpu, variant, n, seed)?))
+                let mut case = GpuCase::prepare(gpu, variant, n, seed)?;
+                case.timeline = std::env::var_os(TIMELINE_DIR)
+                    .map(|dir| std::path::Path::new(&dir).join(format!("pipeline-{v}-{log_n}.csv")));
+                Ok(Box::new(case))
             }
             (None, "blstrs") => Ok(Box::new(CpuCase::prepare(n, seed))),
             (None, v) => Err(format!("{}: no CPU variant {v:?} (GPU variants need a CUDA device)", self.name()).into()),
@@ -488,6 +493,8 @@ struct GpuCase<'g> {
     gens: Generators,
     variant: Variant,
     seed: u64,
+    /// Where the median run's phases go as CSV (`$ZKGPU_BENCH_TIMELINE/pipeline-{variant}-{log_n}.csv`).
+    timeline: Option<std::path::PathBuf>,
     /// (wall ms, combined report) per run.
     runs: Vec<(f64, PhaseReport)>,
     first: Option<PartitionResults>,
@@ -605,7 +612,19 @@ impl<'g> GpuCase<'g> {
         } else {
             Place::Pageable
         };
-        Ok(GpuCase { engines, watches, place, data, gens, variant, seed, runs: Vec::new(), first: None, differ: false })
+        Ok(GpuCase {
+            engines,
+            watches,
+            place,
+            data,
+            gens,
+            variant,
+            seed,
+            timeline: None,
+            runs: Vec::new(),
+            first: None,
+            differ: false,
+        })
     }
 
     fn job<'a>(
@@ -739,6 +758,11 @@ impl Case for GpuCase<'_> {
         for (k, v) in fields {
             m.insert(k.to_string(), v.into());
         }
+        if let Some(path) = &self.timeline
+            && let Err(e) = std::fs::write(path, timeline_csv(r))
+        {
+            eprintln!("pipeline: could not write the timeline {}: {e}", path.display());
+        }
         // The largest waits per job, as a JSON object and one line on stderr (where the overlap is lost).
         for (field, kind) in [("compute_waits_ms", PhaseKind::Kernel), ("copy_waits_ms", PhaseKind::H2d)] {
             let top: Vec<(String, f64)> = waits(r, kind).into_iter().take(6).map(|(f, ms)| (f, ms / jobs)).collect();
@@ -770,6 +794,22 @@ impl Case for GpuCase<'_> {
         }
         m
     }
+}
+
+/// The directory named by this variable receives each case's timeline: the median run's phases.
+const TIMELINE_DIR: &str = "ZKGPU_BENCH_TIMELINE";
+
+/// A report's phases as CSV, `start_ms,end_ms,kind,name,bytes` in order of start, times from the first start.
+fn timeline_csv(report: &PhaseReport) -> String {
+    let mut phases: Vec<_> = report.phases.iter().collect();
+    phases.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
+    let origin = phases.first().map_or(0.0, |p| p.start_ms);
+    let mut csv = String::from("start_ms,end_ms,kind,name,bytes\n");
+    for p in phases {
+        let (start, end) = (p.start_ms - origin, p.end_ms - origin);
+        csv += &format!("{start:.3},{end:.3},{},{},{}\n", p.kind.as_str(), p.name, p.bytes);
+    }
+    csv
 }
 
 /// Where a stream waited: for the phases of `kind` in time order, the gap between the end of everything of
@@ -930,7 +970,7 @@ mod tests {
     }
 
     #[test]
-    fn waits_are_gaps_per_phase_family() {
+    fn waits_per_phase_family_and_the_timeline() {
         let phase = |name: &str, kind, start_ms, end_ms| zkgpu::profile::Phase {
             name: name.into(),
             kind,
@@ -956,6 +996,15 @@ mod tests {
         let copies = waits(&report, PhaseKind::H2d);
         assert_eq!(copies, vec![("h2d.0.g1".to_string(), 4.0), ("h2d.h".to_string(), 0.0)]);
         assert!(waits(&report, PhaseKind::D2h).is_empty());
+
+        let csv = timeline_csv(&report);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 9, "a header and one line per phase");
+        assert_eq!(lines[0], "start_ms,end_ms,kind,name,bytes");
+        assert_eq!(lines[1], "0.000,4.000,h2d,h2d.h.0,0");
+        assert_eq!(lines[8], "23.000,24.000,kernel,ntt.h.a,0");
+        let starts: Vec<f64> = lines[1..].iter().map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]), "in order of start: {starts:?}");
     }
 
     #[test]
