@@ -479,16 +479,28 @@ fn assignment_queries_stream_from_pinned_memory() {
 
     let query_bytes = host.lens[0] * 3 * size_of::<G1Affine>() + host.lens[1] * size_of::<G2Affine>();
     // With H in pinned memory too, the least budget streams it as well: its chunks interleave with the
-    // query windows.
-    for (window, h_pinned) in [(64, false), (4096, false), (4096, true), (1 << 22, false)] {
-        let config =
-            |budget| PartitionConfig { query_window: window, max_device_bytes: Some(budget), ..Default::default() };
+    // query windows. Staging three windows deep (`window_staging`) needs more room and gives the same results.
+    let mut least_double_buffered = 0;
+    for (window, h_pinned, depth) in
+        [(64, false, 2), (4096, false, 2), (4096, true, 2), (4096, true, 3), (1 << 22, false, 2)]
+    {
+        let config = |budget| PartitionConfig {
+            query_window: window,
+            max_device_bytes: Some(budget),
+            window_staging: depth,
+            ..Default::default()
+        };
         let needed =
             |budget| match PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool, h_pinned), config(budget)) {
                 Err(Error::DeviceBudget { needed, .. }) => needed,
                 other => panic!("window {window}, budget {budget}: {:?}", other.map(|e| e.memory())),
             };
         let least = needed(needed(0));
+        match (window, h_pinned, depth) {
+            (4096, true, 2) => least_double_buffered = least,
+            (4096, true, 3) => assert!(least > least_double_buffered, "{least} against {least_double_buffered}"),
+            _ => {}
+        }
         // A slot: a, b, c, the tails with their positions, and the bitmaps padded to whole windows.
         let slot = 3 * n * 32
             + host
@@ -509,7 +521,7 @@ fn assignment_queries_stream_from_pinned_memory() {
             let mut engine =
                 PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool, h_pinned), config(budget)).unwrap();
             let memory = engine.memory();
-            println!("window {window}, H pinned {h_pinned}, budget {budget}: {memory:?}");
+            println!("window {window}, H pinned {h_pinned}, staging {depth}, budget {budget}: {memory:?}");
             assert_eq!((memory.slots, memory.streamed_assignments, memory.c_shares_b), (slots, 2, c_shares_b));
             assert!(memory.h_streamed || !(h_pinned && budget == least), "{memory:?}");
             let h_bytes = if memory.h_streamed { n * size_of::<G1Affine>() } else { 0 };

@@ -73,12 +73,12 @@ pub struct Msm<'g, C: Curve> {
     pub(super) window_sums: DeviceBuffer<C::Projective>,
     /// One result per table of the queued call (grown by [`Msm::enqueue_tables`]).
     pub(super) out: DeviceBuffer<C::Projective>,
-    /// Double-buffered chunk staging for host inputs, allocated on first use.
+    /// Chunk staging for host inputs (double-buffered; windows may take more buffers), allocated on first use.
     pub(super) staged_bases: Vec<DeviceBuffer<C::Affine>>,
     pub(super) staged_scalars: Vec<DeviceBuffer<Scalar>>,
     /// Per staging slot: recorded on the compute stream after the last kernels that read it, so a chunk's
     /// copy waits for them before its timing starts (the copy phases time the copy, not the wait).
-    pub(super) staging_read: [Option<CudaEvent>; 2],
+    pub(super) staging_read: Vec<Option<CudaEvent>>,
     /// Every window's signed digit of the chunk's scalars (count → scatter), `windows · chunk` words.
     pub(super) digits: DeviceBuffer<u32>,
     /// Out-of-range base indices the count found (sparse scalars).
@@ -175,23 +175,25 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
-    /// Allocates the staging of windows of `window` host bases now ([`Msm::begin_pinned_windows`]; two
-    /// buffers where the plan's `n` spans several windows, so that a window uploads while the one before is
-    /// read), replacing smaller staging. Windows may be longer than the plan's chunk, which bounds the entries
-    /// sorted at once, not the bases staged.
-    pub(crate) fn reserve_window_staging(&mut self, window: usize) -> Result<()> {
-        let buffers = staging_buffer_count(self.plan.n, window);
+    /// Allocates the staging of windows of `window` host bases now ([`Msm::begin_pinned_windows`]; `depth`
+    /// buffers, at least two, where the plan's `n` spans several windows, so that a window uploads while the
+    /// one before is read, and with more the copies run further ahead of the kernels), replacing smaller
+    /// staging. Windows may be longer than the plan's chunk, which bounds the entries sorted at once, not the
+    /// bases staged.
+    pub(crate) fn reserve_window_staging(&mut self, window: usize, depth: usize) -> Result<()> {
+        let buffers = window_staging_count(self.plan.n, window, depth);
         if self.staged_bases.len() < buffers || self.staged_bases.iter().any(|b| b.len() < window) {
             // The smaller staging is freed before the larger is allocated.
             self.staged_bases = Vec::new();
             self.staged_bases = (0..buffers).map(|_| self.gpu.alloc_zeroed(window)).collect::<Result<_>>()?;
+            self.staging_read.resize_with(buffers.max(2), || None);
         }
         Ok(())
     }
 
     /// Device memory of [`Msm::reserve_window_staging`]'s staging for `window` bases over `n` points.
-    pub(crate) fn window_staging_bytes(n: usize, window: usize) -> usize {
-        staging_buffer_count(n, window) * window * size_of::<C::Affine>()
+    pub(crate) fn window_staging_bytes(n: usize, window: usize, depth: usize) -> usize {
+        window_staging_count(n, window, depth) * window * size_of::<C::Affine>()
     }
 
     /// Loads the kernels and allocates the plan's scratch ([`MsmPlan::scratch_bytes`]). `Err(MsmConfig)` for a
@@ -235,7 +237,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             out: gpu.alloc_zeroed(1)?,
             staged_bases: Vec::new(),
             staged_scalars: Vec::new(),
-            staging_read: [None, None],
+            staging_read: (0..2).map(|_| None).collect(),
             digits: gpu.alloc_zeroed(plan.windows as usize * plan.chunk)?,
             bad_indices: gpu.alloc_zeroed(1)?,
             affine_scratch: gpu.alloc_zeroed(plan.affine_scratch_points::<C>())?,

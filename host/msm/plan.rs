@@ -206,6 +206,12 @@ pub(super) fn staging_buffer_count(n: usize, span: usize) -> usize {
     if n > span { 2 } else { 1 }
 }
 
+/// Staging buffers for windows of `window` host bases over `n` points: one where a window covers them all,
+/// else `depth`, at least two.
+pub(super) fn window_staging_count(n: usize, window: usize, depth: usize) -> usize {
+    if staging_buffer_count(n, window) > 1 { depth.max(2) } else { 1 }
+}
+
 /// What a plan's automatic choices take from the device it will run on ([`MsmPlan::within`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceLimits {
@@ -632,6 +638,16 @@ mod tests {
 
     fn is_plan_error<T: std::fmt::Debug>(r: Result<T>) -> bool {
         matches!(r, Err(Error::MsmConfig(_)))
+    }
+
+    /// Window staging: one buffer where a window covers every point, else the configured depth, at least two.
+    #[test]
+    fn window_staging_takes_the_depth_where_windows_alternate() {
+        assert_eq!(window_staging_count(1 << 20, 1 << 20, 3), 1);
+        assert_eq!(window_staging_count(1 << 20, 1 << 22, 3), 1);
+        for (depth, buffers) in [(0, 2), (1, 2), (2, 2), (3, 3), (5, 5)] {
+            assert_eq!(window_staging_count((1 << 20) + 1, 1 << 20, depth), buffers, "depth {depth}");
+        }
     }
 
     /// The fields the issue found reachable from safe code, each alone on an otherwise valid plan.

@@ -185,7 +185,8 @@ impl<C: Curve> Msm<'_, C> {
             });
         }
         self.reserve_tables(tables.len())?;
-        self.reserve_window_staging(window)?;
+        // Deeper staging reserved beforehand (a pipeline's query groups) is kept.
+        self.reserve_window_staging(window, self.staged_bases.len())?;
         let steps = window_steps(tables.len(), rows, window, ranges, chunk, self.staged_bases.len());
         self.begin(steps, tables.len(), rows, end, Some(rows))
     }
@@ -290,7 +291,7 @@ mod tests {
             assert_eq!(finishes.iter().filter(|&&f| f).count(), usize::from(scalars > 0), "table {table}");
             assert!(scalars == 0 || finishes.last() == Some(&true), "table {table}: its last step finishes");
         }
-        // Staging slots in turn over all steps, so a step's upload waits for the kernels of the step two before.
+        // Staging slots in turn over all steps, so a step's upload waits for the kernels of the step `slots` before.
         for (i, s) in steps.iter().enumerate() {
             assert_eq!(s.stage.slot, i % slots, "step {i}");
         }
@@ -394,13 +395,16 @@ mod tests {
                     ranges.push(end..end + count);
                     end += count;
                 }
-                let steps = window_steps(tables, rows, window, &ranges, chunk, 2);
-                assert_eq!(steps.len(), tables * windows);
-                for (i, s) in steps.iter().enumerate() {
-                    assert_eq!((s.table, s.window), (i / windows, Some(i % windows)));
-                    assert_eq!(s.stage.scalars, ranges[i % windows]);
+                // Double-buffered staging, and deeper (`PartitionConfig::window_staging`).
+                for slots in [2, 3] {
+                    let steps = window_steps(tables, rows, window, &ranges, chunk, slots);
+                    assert_eq!(steps.len(), tables * windows);
+                    for (i, s) in steps.iter().enumerate() {
+                        assert_eq!((s.table, s.window), (i / windows, Some(i % windows)));
+                        assert_eq!(s.stage.scalars, ranges[i % windows]);
+                    }
+                    check_cover(&steps, tables, rows, end, slots, chunk);
                 }
-                check_cover(&steps, tables, rows, end, 2, chunk);
             }
         }
     }

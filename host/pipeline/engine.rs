@@ -148,7 +148,7 @@ impl<'g, C: Curve> QueryGroup<'g, C> {
         group.adder.reserve_selection()?;
         group.msm.reserve_tables(queries)?;
         if let Some(w) = window {
-            group.msm.reserve_window_staging(w)?;
+            group.msm.reserve_window_staging(w, config.window_staging)?;
         }
         Ok(Some(group))
     }
@@ -246,7 +246,8 @@ impl<C: Curve> QueryGroup<'_, C> {
         let adder =
             BatchAdder::<C>::bytes(gpu, points, &[0, points], config.batch_add, queries * len.div_ceil(points))?;
         let plan = windowed_tail_plan(len, config, window)?;
-        Ok(adder + plan.scratch_bytes::<C>() + window.map_or(0, |w| Msm::<C>::window_staging_bytes(plan.n, w)))
+        let staging = window.map_or(0, |w| Msm::<C>::window_staging_bytes(plan.n, w, config.window_staging));
+        Ok(adder + plan.scratch_bytes::<C>() + staging)
     }
 }
 

@@ -60,6 +60,10 @@ pub struct PartitionConfig {
     /// chunk. Larger windows take fewer launches and more device memory (two windows of staged points, and
     /// batch-addition and MSM scratch for one).
     pub query_window: usize,
+    /// Staging buffers per streamed query group (at least 2, the default: fewer count as 2): with more, the
+    /// windows' copies run further ahead of their kernels, so that a window whose copy outlasts its kernels,
+    /// or one slowed by other copies, is less likely to keep the kernels waiting. Each is a window of points.
+    pub window_staging: usize,
     /// Streamed MSMs (a streamed H, streamed query groups) are queued step by step, interleaved (`true`, the
     /// default: one MSM's uploads run beside another's kernels), or one after the other (`false`: the query
     /// groups, then H; the benchmark's `-serial` A/B).
@@ -82,6 +86,7 @@ impl Default for PartitionConfig {
             max_in_flight: 64,
             max_device_bytes: None,
             query_window: QUERY_WINDOW,
+            window_staging: 2,
             interleave_streamed: true,
         }
     }

@@ -55,8 +55,9 @@
 //! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated. An assignment whose
 //! queries are given in pinned host memory ([`PartitionSrs::add_assignment_pinned`]) streams them in every
 //! job, window by window of [`PartitionConfig::query_window`] positions: each window of each query is uploaded
-//! once (double-buffered on the copy stream) and serves both its batch addition (the window's slice of the
-//! `ones` bitmap, one result per window, summed at collection) and its chunk of the tail MSM (the tail
+//! once (on the copy stream, [`PartitionConfig::window_staging`] windows deep, double-buffered by default) and
+//! serves both its batch addition (the window's slice of the `ones` bitmap, one result per window, summed at
+//! collection) and its chunk of the tail MSM (the tail
 //! entries whose positions fall in the window: a contiguous range when `tail_index` ascends, found by binary
 //! search in `start`; an entry outside its window fails the job with [`Error::IndexOutOfRange`]).
 //!

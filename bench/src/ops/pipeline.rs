@@ -34,7 +34,8 @@
 //!   stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than
 //!   interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before it: the
 //!   slots' tails sized for K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails
-//!   are ~10%). `-hwK` after those (before `-serial`): the H MSM's window bits (`PartitionConfig::h_msm`),
+//!   are ~10%). `-qsK` between `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query
+//!   group (`PartitionConfig::window_staging`, 2 by default). `-hwK` after those (before `-serial`): the H MSM's window bits (`PartitionConfig::h_msm`),
 //!   for the A/B of the cost model's choice.
 //!
 //! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
@@ -112,6 +113,8 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget8-qpinned-hw17",
     "pinned-2stream-budget8-qpinned-hw18",
     "pinned-2stream-budget16-qpinned-tail20-hw18",
+    "pinned-2stream-budget8-qpinned-qs3",
+    "pinned-2stream-budget16-qpinned-qs3-tail20",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -139,6 +142,8 @@ struct Variant {
     /// it) in windows of this many positions (`-qwK`: 2^K) or the engine's default.
     queries_pinned: bool,
     query_window: Option<usize>,
+    /// Staging buffers per streamed query group (`-qsK`, after `-qpinned` and `-qwK`), else the engine's 2.
+    window_staging: Option<usize>,
     /// Streamed MSMs queued one after the other (`-serial`), not interleaved (the engine's default).
     serial: bool,
     /// `PartitionConfig::max_tail_fraction` (`-tailK`: K %), else whole-length tails.
@@ -159,6 +164,11 @@ fn parse_variant(v: &str) -> Option<Variant> {
         let percent: u32 = percent.parse().ok().filter(|p| (1..=100).contains(p))?;
         let base = parse_variant(base).filter(|b| b.gpus == 1 && b.max_tail.is_none())?;
         return Some(Variant { max_tail: Some(percent), ..base });
+    }
+    if let Some((base, depth)) = v.rsplit_once("-qs") {
+        let depth: usize = depth.parse().ok().filter(|d| (2..=8).contains(d))?;
+        let base = parse_variant(base).filter(|b| b.queries_pinned && b.window_staging.is_none())?;
+        return Some(Variant { window_staging: Some(depth), ..base });
     }
     if let Some((base, bits)) = v.rsplit_once("-qw") {
         let bits: u32 = bits.parse().ok().filter(|b| (16..=26).contains(b))?;
@@ -190,6 +200,7 @@ fn parse_variant(v: &str) -> Option<Variant> {
         h_window_bits: None,
         queries_pinned: false,
         query_window: None,
+        window_staging: None,
         serial: false,
         max_tail: None,
     };
@@ -540,6 +551,7 @@ impl<'g> GpuCase<'g> {
                 ..PartitionConfig::default().h_msm
             },
             query_window: variant.query_window.unwrap_or(PartitionConfig::default().query_window),
+            window_staging: variant.window_staging.unwrap_or(PartitionConfig::default().window_staging),
             interleave_streamed: !variant.serial,
             max_tail_fraction: variant.max_tail.map_or(1.0, |p| f64::from(p) / 100.0),
             ..PartitionConfig::default()
@@ -943,6 +955,14 @@ mod tests {
             )),
             Some((Some(1 << 22), Some(20), Some(18), true))
         );
+        assert_eq!(
+            parse_variant("pinned-2stream-budget16-qpinned-qw21-qs3-tail20").map(|v| (
+                v.query_window,
+                v.window_staging,
+                v.max_tail
+            )),
+            Some((Some(1 << 21), Some(3), Some(20)))
+        );
         for bad in [
             "pinned-2stream-serial",
             "pinned-2stream-tail0",
@@ -960,6 +980,10 @@ mod tests {
             "pinned-2stream-2gpu-qpinned",
             "pinned-2stream-qpinned-qw12",
             "pinned-2stream-hw9",
+            "pinned-2stream-qs3",
+            "pinned-2stream-qpinned-qs1",
+            "pinned-2stream-qpinned-qs3-qs3",
+            "pinned-2stream-qpinned-qs3-qw20",
             "pinned-2stream-hw23",
             "pinned-2stream-hw16-hw17",
             "pinned-2stream-budget16-serial-hw16",
