@@ -424,7 +424,7 @@ impl Ntt {
         for v in [&mut *a, &mut *b] {
             self.queue_groth16_h_prepare(&tables, v, log_n)?;
         }
-        self.queue_groth16_h_prepare_c(&tables, c, log_n)?;
+        self.queue_inverse_dif(&tables, c, log_n, ScaleKind::InverseN)?;
         self.queue_groth16_h_multiply(&tables, a, b, log_n)?;
         self.queue_groth16_h_finish(&tables, a, c, log_n)
     }
@@ -448,7 +448,7 @@ impl Ntt {
         let log_n = checked_log_n(c.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
-        self.queue_groth16_h_prepare_c(&tables, c, log_n)
+        self.queue_inverse_dif(&tables, c, log_n, ScaleKind::InverseN)
     }
 
     /// The final part of [`Ntt::groth16_h`]: given the coset evaluations of A and B (what
@@ -496,7 +496,7 @@ impl Ntt {
         let log_n = checked_log_n(a.len())?;
         let mut tables = self.lock();
         self.groth16_h_tables(&mut tables, log_n)?;
-        self.queue_groth16_h_interpolate(&tables, a, log_n)
+        self.queue_inverse_dif(&tables, a, log_n, ScaleKind::CosetInverse)
     }
 
     /// The rest of [`Ntt::groth16_h_finish`] after [`Ntt::groth16_h_interpolate`]: the subtraction of C / Z
@@ -567,13 +567,10 @@ impl Ntt {
         Ok(())
     }
 
-    /// Queues [`Ntt::groth16_h_prepare_c`]'s sweep (tables built, `c.len()` = 2^log_n checked).
-    fn queue_groth16_h_prepare_c(&self, tables: &Tables, c: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
-        self.queue_inverse_dif(tables, c, log_n, ScaleKind::InverseN)
-    }
-
     /// Queues one inverse DIF sweep over `v` (natural in, bit-reversed out) with the scaling `kind` folded
-    /// into its store (tables built, `v.len()` = 2^log_n checked); nothing at size 1.
+    /// into its store (tables built, `v.len()` = 2^log_n checked); nothing at size 1. C's sweep
+    /// ([`Ntt::groth16_h_prepare_c`]) scales by 1/n, A's interpolation ([`Ntt::groth16_h_interpolate`]) also
+    /// undoes the coset.
     fn queue_inverse_dif(
         &self,
         tables: &Tables,
@@ -616,13 +613,8 @@ impl Ntt {
         c: &DeviceBuffer<Scalar>,
         log_n: u32,
     ) -> Result<()> {
-        self.queue_groth16_h_interpolate(tables, a, log_n)?;
+        self.queue_inverse_dif(tables, a, log_n, ScaleKind::CosetInverse)?;
         self.queue_groth16_h_subtract(tables, a, c, log_n)
-    }
-
-    /// Queues [`Ntt::groth16_h_interpolate`]'s sweep (tables built, `a.len()` = 2^log_n checked).
-    fn queue_groth16_h_interpolate(&self, tables: &Tables, a: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
-        self.queue_inverse_dif(tables, a, log_n, ScaleKind::CosetInverse)
     }
 
     /// Queues [`Ntt::groth16_h_subtract`]'s kernels (tables built, lengths 2^log_n checked).

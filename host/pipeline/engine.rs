@@ -511,7 +511,10 @@ pub struct PartitionEngine<'g> {
     pub(super) abandoned: Arc<Mutex<Vec<u64>>>,
     /// The device-memory budget it was made within.
     pub(super) budget: usize,
-    /// The stream jobs' inputs upload on ([`Self::transfer_stream`]).
+    /// The stream a job's inputs upload on: with [`StreamMode::Two`] the copy stream, or with one slot the
+    /// engine's own beside it (the next job's inputs then upload while this job's MSM stage still streams its
+    /// bases, each waiting only for the readers of its own buffer); the compute stream with
+    /// [`StreamMode::One`].
     pub(super) input_stream: std::sync::Arc<CudaStream>,
 }
 
@@ -746,14 +749,6 @@ impl<'g> PartitionEngine<'g> {
             + self.queries.iter().map(groups_bytes).sum::<usize>()
     }
 
-    /// The stream a job's inputs upload on: with [`StreamMode::Two`] the copy stream, or with one slot the
-    /// engine's own beside it (the next job's inputs then upload while this job's MSM stage still streams its
-    /// bases, each waiting only for the readers of its own buffer); the compute stream with
-    /// [`StreamMode::One`].
-    pub(super) fn transfer_stream(&self) -> std::sync::Arc<CudaStream> {
-        self.input_stream.clone()
-    }
-
     /// Checks `job`, uploads its inputs into the next slot and queues its NTTs (and its MSM stage when the
     /// engines are free); returns once the uploads are done, so the caller may reuse its buffers. On any error
     /// nothing that reads the caller's memory is left running and the job is not started.
@@ -781,7 +776,7 @@ impl<'g> PartitionEngine<'g> {
             self.advance();
         }
         let mut rec = PhaseRecorder::new();
-        let transfer = self.transfer_stream();
+        let transfer = self.input_stream.clone();
         let queued = self.queue_job(slot, job, &mut rec, &transfer);
         let wait_start = Instant::now();
         let waited = {
