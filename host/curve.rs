@@ -38,6 +38,8 @@ pub trait Curve: sealed::Sealed + 'static {
     fn multi_exp(bases: &[Self::Affine], scalars: &[Scalar]) -> Self::Projective;
     /// `a + b` (blstrs).
     fn add_projective(a: &Self::Projective, b: &Self::Projective) -> Self::Projective;
+    /// `2·p` (blstrs).
+    fn double(p: &Self::Projective) -> Self::Projective;
     /// The same points as the kernels' affine type (a reinterpretation: the layouts are identical).
     fn as_kernel_affine(points: &[Self::Affine]) -> &[Affine<Self::Field>];
     /// A kernels' Jacobian point as blstrs' (a reinterpretation).
@@ -81,6 +83,9 @@ macro_rules! curve_impl {
             }
             fn add_projective(a: &$projective, b: &$projective) -> $projective {
                 a + b
+            }
+            fn double(p: &$projective) -> $projective {
+                <$projective as group::Group>::double(p)
             }
             fn as_kernel_affine(points: &[$affine]) -> &[Affine<$field>] {
                 // SAFETY: blst's affine point is {x, y} of canonical Montgomery limbs, exactly Affine<F>

@@ -52,7 +52,6 @@ pub(super) struct Kernels {
     pub(super) fixup: KernelFn<sig::MsmFixup>,
     pub(super) fixup_spanning: KernelFn<sig::MsmFixup>,
     pub(super) reduce: KernelFn<sig::MsmReduce>,
-    pub(super) combine: KernelFn<sig::MsmCombine>,
 }
 
 /// An MSM engine: kernels and scratch for one [`MsmPlan`], reused across calls (allocate once per size).
@@ -70,9 +69,10 @@ pub struct Msm<'g, C: Curve> {
     pub(super) partials: DeviceBuffer<u8>,
     pub(super) buckets: DeviceBuffer<u8>,
     pub(super) shares: DeviceBuffer<u8>,
-    pub(super) window_sums: DeviceBuffer<C::Projective>,
-    /// One result per table of the queued call (grown by [`Msm::enqueue_tables`]).
-    pub(super) out: DeviceBuffer<C::Projective>,
+    /// Per table of the queued call, the `q` window sums (grown by [`Msm::reserve_tables`]): the host combines
+    /// them ([`combine_windows`]), since a Horner chain of `c·(q − 1)` doublings is one dependent thread's work
+    /// that a CPU core does faster than a GPU thread.
+    pub(super) window_sums: Vec<DeviceBuffer<C::Projective>>,
     /// Chunk staging for host inputs (double-buffered; windows may take more buffers), allocated on first use.
     pub(super) staged_bases: Vec<DeviceBuffer<C::Affine>>,
     pub(super) staged_scalars: Vec<DeviceBuffer<Scalar>>,
@@ -158,8 +158,8 @@ impl<'g, C: Curve> Msm<'g, C> {
     /// Allocates the results of `tables` tables now, so that queueing that many ([`Msm::enqueue_tables`])
     /// allocates nothing: an engine that reserves what its jobs use cannot run out of memory in a job.
     pub fn reserve_tables(&mut self, tables: usize) -> Result<()> {
-        if self.out.len() < tables {
-            self.out = self.gpu.alloc_zeroed(tables)?;
+        while self.window_sums.len() < tables {
+            self.window_sums.push(self.gpu.alloc_zeroed(self.plan.virtual_windows as usize)?);
         }
         Ok(())
     }
@@ -215,7 +215,6 @@ impl<'g, C: Curve> Msm<'g, C> {
             fixup: gpu.kernel(&curve.msm_fixup)?,
             fixup_spanning: gpu.kernel(&curve.msm_fixup_spanning)?,
             reduce: gpu.kernel(&curve.msm_reduce)?,
-            combine: gpu.kernel(&curve.msm_combine)?,
         };
         gpu.allow_dynamic_shared(kernels.sort_upsweep.function(), upsweep_shared_bytes(RADIX_BITS))?;
         gpu.allow_dynamic_shared(kernels.sort_downsweep.function(), downsweep_shared_bytes(RADIX_BITS))?;
@@ -233,8 +232,7 @@ impl<'g, C: Curve> Msm<'g, C> {
             partials: gpu.alloc_zeroed(q * plan.slots() * xyzz)?,
             buckets: gpu.alloc_zeroed(q * b * xyzz)?,
             shares: gpu.alloc_zeroed(q * plan.shares() * xyzz)?,
-            window_sums: gpu.alloc_zeroed(q)?,
-            out: gpu.alloc_zeroed(1)?,
+            window_sums: vec![gpu.alloc_zeroed(q)?],
             staged_bases: Vec::new(),
             staged_scalars: Vec::new(),
             staging_read: (0..2).map(|_| None).collect(),
@@ -255,7 +253,8 @@ impl<'g, C: Curve> Msm<'g, C> {
     pub fn device_bytes(&self) -> usize {
         let staged: usize = self.staged_bases.iter().map(|b| b.byte_len()).sum::<usize>()
             + self.staged_scalars.iter().map(|s| s.byte_len()).sum::<usize>();
-        self.plan.scratch_bytes::<C>() + staged
+        let tables = self.plan.results_bytes::<C>(self.window_sums.len().saturating_sub(1));
+        self.plan.scratch_bytes::<C>() + tables + staged
     }
 
     /// `Σ scalars[i]·bases[i]`, normalized (`Z = 1`, or the identity): [`Msm::enqueue`] then
@@ -359,15 +358,16 @@ impl<'g, C: Curve> Msm<'g, C> {
             None => Err(Error::MsmConfig("Msm::finish without a queued MSM (call enqueue first)".into())),
             Some(Queued::Empty { tables }) => Ok(vec![C::identity(); tables]),
             Some(Queued::Run { index_limit, tables }) => {
-                let out = self.gpu.download(&self.out)?;
+                let sums = self.window_sums.get(..tables).ok_or_else(|| Error::MsmConfig("no result".into()))?;
+                let sums = sums.iter().map(|s| self.gpu.download(s)).collect::<Result<Vec<_>>>()?;
                 if let Some(limit) = index_limit {
                     let bad = self.gpu.download(&self.bad_indices)?.first().copied().unwrap_or(0);
                     if bad > 0 {
                         return Err(Error::IndexOutOfRange { what: "msm base indices", count: bad as usize, limit });
                     }
                 }
-                let sums = out.get(..tables).ok_or_else(|| Error::MsmConfig("no result".into()))?;
-                Ok(sums.iter().map(C::normalize).collect())
+                let widths = WindowWidths::new(self.plan.window_bits, self.plan.virtual_windows);
+                Ok(sums.iter().map(|s| C::normalize(&combine_windows::<C>(s, widths))).collect())
             }
         }
     }
@@ -948,11 +948,11 @@ impl<'g, C: Curve> Msm<'g, C> {
         Ok(())
     }
 
-    /// Queues the bucket reduction, the per-window sums and the window combination into `out[table]`.
+    /// Queues the bucket reduction and the per-window sums into `window_sums[table]`.
     pub(super) fn enqueue_finish(&mut self, table: usize) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let plan = self.plan;
-        let (c, q) = (plan.window_bits, plan.virtual_windows);
+        let q = plan.virtual_windows;
         let buckets = plan.buckets() as u32;
         let (run, shares) = (plan.reduce_run, plan.shares());
         let block = point_block::<C>();
@@ -970,13 +970,23 @@ impl<'g, C: Curve> Msm<'g, C> {
         // SAFETY: msm_{C}_reduce: one thread per share (⌈buckets / run⌉ per virtual window); buckets holds
         // q · buckets points, shares q · ⌈buckets / run⌉.
         unsafe { self.kernels.reduce.launch(&stream, cfg, reduce) }?;
-        self.sums.enqueue(&self.shares, shares as u32, &mut self.window_sums)?;
-        let mut out = self.out.raw_range_mut(table..table + 1)?;
-        let combine = args::MsmCombine { window_sums: read(self.window_sums.raw()), q, c, out: write(&mut out) };
-        // SAFETY: msm_{C}_combine: one thread; window_sums holds q Jacobian points, the out view one.
-        let one = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
-        unsafe { self.kernels.combine.launch(&stream, one, combine) }
+        let sums = self.window_sums.get_mut(table).ok_or_else(|| Error::MsmConfig("no result buffer".into()))?;
+        self.sums.enqueue(&self.shares, shares as u32, sums)
     }
+}
+
+/// `Σ_v 2^start(v)·sums[v]` by Horner from the top window: `bits(v)` doublings before adding window `v`.
+pub(super) fn combine_windows<C: Curve>(sums: &[C::Projective], widths: WindowWidths) -> C::Projective {
+    let mut acc = C::identity();
+    for (v, sum) in sums.iter().enumerate().rev() {
+        if v + 1 < sums.len() {
+            for _ in 0..widths.bits(v as u32) {
+                acc = C::double(&acc);
+            }
+        }
+        acc = C::add_projective(&acc, sum);
+    }
+    acc
 }
 
 /// `Σ scalars[i]·bases[i]` with everything in host memory: a one-shot plan fitted to the device's free memory
@@ -995,4 +1005,52 @@ pub fn msm<C: Curve>(gpu: &Gpu, bases: &[C::Affine], scalars: &[Scalar]) -> Resu
 pub fn msm_device<C: Curve>(gpu: &Gpu, bases: &MsmBases<C>, scalars: &DeviceBuffer<Scalar>) -> Result<C::Projective> {
     let plan = MsmPlan::within::<C>(scalars.len(), &MsmConfig::default(), false, &DeviceLimits::of(gpu)?)?;
     Msm::<C>::new(gpu, plan)?.run(Bases::Device(bases), Scalars::Device(scalars))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field as _;
+    use group::Group as _;
+    use proptest::prelude::*;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    /// The host's combine is `Σ_v 2^start(v)·sums[v]` for every window layout a plan can have: `⌈256 / c⌉`
+    /// windows with the narrow top ones, or fewer (precomputed copies), all `c` bits. A point of prime order
+    /// `r` times `2^k` equals it times `2^k mod r`, so the expected value is a scalar multiplication.
+    fn combine_is_the_weighted_sum<C: Curve>(
+        c: u32,
+        copies: u32,
+        sums: &[C::Projective],
+        scalar_mul: impl Fn(&C::Projective, &Scalar) -> C::Projective,
+    ) {
+        let q = window_count(c).div_ceil(copies);
+        let sums = &sums[..q as usize];
+        let widths = WindowWidths::new(c, q);
+        let expected = sums.iter().enumerate().fold(C::identity(), |acc, (v, s)| {
+            let weight = Scalar::from(2u64).pow_vartime([u64::from(widths.start(v as u32))]);
+            C::add_projective(&acc, &scalar_mul(s, &weight))
+        });
+        let got = combine_windows::<C>(sums, widths);
+        assert_eq!(C::normalize(&got), C::normalize(&expected), "c {c}, copies {copies}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn combine_windows_g1(c in 1u32..=MAX_WINDOW_BITS, copies in 1u32..4, seed in any::<u64>()) {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let sums: Vec<_> = (0..256).map(|i| if i % 7 == 3 { blstrs::G1Projective::identity() } else { blstrs::G1Projective::random(&mut rng) }).collect();
+            combine_is_the_weighted_sum::<G1>(c, copies, &sums, |p, s| p * s);
+        }
+
+        #[test]
+        fn combine_windows_g2(c in 1u32..=MAX_WINDOW_BITS, copies in 1u32..4, seed in any::<u64>()) {
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let sums: Vec<_> = (0..256).map(|i| if i % 7 == 3 { blstrs::G2Projective::identity() } else { blstrs::G2Projective::random(&mut rng) }).collect();
+            combine_is_the_weighted_sum::<G2>(c, copies, &sums, |p, s| p * s);
+        }
+    }
 }

@@ -49,7 +49,7 @@ use std::ops::Range;
 use blstrs::Scalar;
 use cudarc::driver::{CudaEvent, LaunchConfig};
 use zkgpu_kernels::interface::{self, sig};
-use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, window_count};
+use zkgpu_kernels::msm::{FOLD_RUNS, MAX_WINDOW_BITS, SCAN_BLOCK, SCAN_SPAN, WindowWidths, window_count};
 use zkgpu_kernels::msm_sort::{
     RADIX_BITS, SORT_BLOCK, SORT_GRID, downsweep_shared_bytes, radix_bits, radix_passes, sort_grid,
     upsweep_shared_bytes,

@@ -614,7 +614,13 @@ impl MsmPlan {
         staging_buffer_count(self.n, self.chunk)
     }
 
-    /// Device memory the run's scratch takes for curve `C` (inputs and staging not included).
+    /// Device memory of the window sums of `tables` tables ([`Msm::reserve_tables`]).
+    pub fn results_bytes<C: Curve>(&self, tables: usize) -> usize {
+        tables * self.virtual_windows as usize * size_of::<C::Projective>()
+    }
+
+    /// Device memory the run's scratch takes for curve `C` (inputs and staging not included; one table's
+    /// results).
     pub fn scratch_bytes<C: Curve>(&self) -> usize {
         let q = self.virtual_windows as usize;
         let words =
@@ -622,7 +628,7 @@ impl MsmPlan {
         let points = q * (self.slots() + self.buckets() + self.shares() + reduce_scratch_len(self.shares()));
         words * 4
             + points * C::XYZZ_BYTES
-            + (q + 1) * size_of::<C::Projective>()
+            + self.results_bytes::<C>(1)
             + self.affine_scratch_points::<C>() * size_of::<C::Affine>()
     }
 }

@@ -247,7 +247,7 @@ impl<C: Curve> QueryGroup<'_, C> {
             BatchAdder::<C>::bytes(gpu, points, &[0, points], config.batch_add, queries * len.div_ceil(points))?;
         let plan = windowed_tail_plan(len, config, window)?;
         let staging = window.map_or(0, |w| Msm::<C>::window_staging_bytes(plan.n, w, config.window_staging));
-        Ok(adder + plan.scratch_bytes::<C>() + staging)
+        Ok(adder + plan.scratch_bytes::<C>() + plan.results_bytes::<C>(queries - 1) + staging)
     }
 }
 

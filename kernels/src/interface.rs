@@ -97,7 +97,6 @@ macro_rules! for_each_signature {
             MsmFixup(offsets: Ptr, buckets: U32, seg: U32, partials: Ptr, slots: U32, bucket_sums: Ptr,
                 first: U32);
             MsmReduce(bucket_sums: Ptr, buckets: U32, run: U32, shares: Ptr);
-            MsmCombine(window_sums: Ptr, q: U32, c: U32, out: Ptr);
             MsmPrecompute(table: Ptr, n: U32, shift: U32, copies: U32);
             // NTT (`entry/ntt.rs`).
             NttPass(src: Ptr, dst: Ptr, twiddles: Ptr, scale_lo: Ptr, scale_hi: Ptr, w0: U32, w1: U32);
@@ -201,8 +200,6 @@ pub struct CurveKernels {
     pub msm_fixup_spanning: Entry<sig::MsmFixup>,
     /// `msm_{g}_reduce`.
     pub msm_reduce: Entry<sig::MsmReduce>,
-    /// `msm_{g}_combine`.
-    pub msm_combine: Entry<sig::MsmCombine>,
     /// `msm_{g}_precompute`.
     pub msm_precompute: Entry<sig::MsmPrecompute>,
     /// `batch_add_{g}_accumulate`.
@@ -222,7 +219,7 @@ pub struct CurveKernels {
 
 impl CurveKernels {
     /// Every kernel of the curve, type-erased.
-    pub const fn all(&self) -> [Kernel; 14] {
+    pub const fn all(&self) -> [Kernel; 13] {
         [
             self.msm_accumulate.kernel,
             self.msm_accumulate_affine.kernel,
@@ -230,7 +227,6 @@ impl CurveKernels {
             self.msm_fixup.kernel,
             self.msm_fixup_spanning.kernel,
             self.msm_reduce.kernel,
-            self.msm_combine.kernel,
             self.msm_precompute.kernel,
             self.batch_add_accumulate.kernel,
             self.set_sum_reduce.kernel,
@@ -251,7 +247,6 @@ macro_rules! curve_kernels {
             msm_fixup: Entry::new(concat!("msm_", $g, "_fixup")),
             msm_fixup_spanning: Entry::new(concat!("msm_", $g, "_fixup_spanning")),
             msm_reduce: Entry::new(concat!("msm_", $g, "_reduce")),
-            msm_combine: Entry::new(concat!("msm_", $g, "_combine")),
             msm_precompute: Entry::new(concat!("msm_", $g, "_precompute")),
             batch_add_accumulate: Entry::new(concat!("batch_add_", $g, "_accumulate")),
             set_sum_reduce: Entry::new(concat!("set_sum_", $g, "_reduce")),

@@ -629,27 +629,6 @@ pub fn weighted_bucket_sum<'a, const OUT: bool, F: Field + 'a>(
     outlined::add_assign_if::<OUT, _>(acc, &tail);
 }
 
-/// The combine thread: `acc ← Σ_v 2^(start(v))·sums[v]` by Horner from the top window (`windows >= 1`).
-#[inline(always)]
-pub fn combine_windows<'a, const OUT: bool, F: Field + 'a>(
-    windows: u32,
-    widths: WindowWidths,
-    sum: impl Fn(u32) -> &'a Jacobian<F>,
-    acc: &mut Jacobian<F>,
-) {
-    let mut v = windows - 1;
-    acc.assign(sum(v));
-    while v > 0 {
-        v -= 1;
-        let mut k = 0;
-        while k < widths.bits(v) {
-            outlined::double_assign_if::<OUT, _>(acc);
-            k += 1;
-        }
-        outlined::add_assign_if::<OUT, _>(acc, sum(v));
-    }
-}
-
 /// A CPU replay of the launches, stage by stage, with the same per-thread programs (bucket entries in the radix
 /// sort's order, [`model::sorted_windows`], also one outcome of the counting sort's atomics).
 #[cfg(not(target_arch = "nvptx64"))]
@@ -849,8 +828,17 @@ pub mod model {
                 total.to_jacobian()
             })
             .collect();
+        // The host's combine: Horner from the top window, `bits(v)` doublings before adding window `v`.
+        let widths = WindowWidths::new(plan.c, q);
         let mut result = Jacobian::<F>::IDENTITY;
-        combine_windows::<true, F>(q, WindowWidths::new(plan.c, q), |v| &sums[v as usize], &mut result);
+        for (v, sum) in sums.iter().enumerate().rev() {
+            if v + 1 < sums.len() {
+                for _ in 0..widths.bits(v as u32) {
+                    outlined::double_assign(&mut result);
+                }
+            }
+            outlined::add_assign(&mut result, sum);
+        }
         result
     }
 }

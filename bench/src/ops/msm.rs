@@ -177,7 +177,7 @@ impl<C: BenchCurve> BenchOp for MsmOp<C> {
         let s = C::STEM;
         let mut names: Vec<String> =
             ["msm_count", "msm_scan_sums", "msm_scan", "msm_scatter"].map(String::from).to_vec();
-        names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
+        names.extend(["accumulate", "fold", "fixup", "reduce"].map(|k| format!("msm_{s}_{k}")));
         names.extend(["reduce", "finish"].map(|k| format!("set_sum_{s}_{k}")));
         if variant.starts_with("precompute") {
             names.push(format!("msm_{s}_precompute"));

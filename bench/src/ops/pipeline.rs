@@ -115,6 +115,9 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget16-qpinned-tail20-hw18",
     "pinned-2stream-budget8-qpinned-qs3",
     "pinned-2stream-budget16-qpinned-qs3-tail20",
+    "pinned-2stream-budget24-qpinned-qw23-tail20",
+    "pinned-2stream-budget24-qpinned-qw24-tail20",
+    "pinned-2stream-budget16-qpinned-qw23-tail20",
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
@@ -259,7 +262,7 @@ impl BenchOp for PipelineOp {
         .to_vec();
         let curves: &[&str] = if variant.ends_with("-g2") { &["g1", "g2"] } else { &["g1"] };
         for s in curves {
-            names.extend(["accumulate", "fold", "fixup", "reduce", "combine"].map(|k| format!("msm_{s}_{k}")));
+            names.extend(["accumulate", "fold", "fixup", "reduce"].map(|k| format!("msm_{s}_{k}")));
             names.extend(["accumulate", "affine_level", "affine_level_gather"].map(|k| format!("batch_add_{s}_{k}")));
             names.extend(["reduce", "finish"].map(|k| format!("set_sum_{s}_{k}")));
         }

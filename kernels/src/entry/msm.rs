@@ -22,7 +22,6 @@
 //!   `msm_{C}_fixup_spanning(..)` (same arguments): grid `(⌈(segments − 1) / block⌉, q)`, the buckets spanning
 //!   segments;
 //! - `msm_{C}_reduce(bucket_sums, buckets, run, shares)`: grid `(⌈⌈buckets / run⌉ / block⌉, q)`;
-//! - `msm_{C}_combine(window_sums, q, c, out)`: one thread;
 //! - `msm_{C}_precompute(table, n, shift, copies)`: grid ⌈n / block⌉; shifted copies of the bases.
 //!
 //! `OUT` (a const parameter of the bodies) picks out-of-line point operations for the cold kernels (G1) or
@@ -35,7 +34,7 @@ use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
 use crate::msm::{
-    AffineScratch, BaseNaming, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, combine_windows, digit_of_word, digit_word, rank_overflow,
+    AffineScratch, BaseNaming, DigitLayout, NEG_FLAG, SCAN_BLOCK, SCAN_PER_THREAD, SCAN_SPAN, accumulate_segment, accumulate_segment_affine, entry_point, bucket_runs_sum, canonical, digit_of_word, digit_word, rank_overflow,
     fold_group, for_each_digit, in_one_segment, spanning_bucket, weighted_bucket_sum, WindowWidths,
 };
 
@@ -582,22 +581,6 @@ unsafe fn reduce<const OUT: bool, F: Field>(bucket_sums: *const Xyzz<F>, buckets
     unsafe { (*shares.add(v * per_window as usize + k as usize)).assign(&share) };
 }
 
-/// Body of `msm_{C}_combine`.
-///
-/// # Safety
-/// See the kernels' docs.
-#[inline(always)]
-unsafe fn combine<const OUT: bool, F: Field>(window_sums: *const Jacobian<F>, q: u32, c: u32, out: *mut Jacobian<F>) {
-    if block_idx().x != 0 || thread_idx_x() != 0 || q == 0 {
-        return;
-    }
-    let mut sum = Jacobian::<F>::IDENTITY;
-    // SAFETY: v < q.
-    combine_windows::<OUT, F>(q, WindowWidths::new(c, q), |v| unsafe { &*window_sums.add(v as usize) }, &mut sum);
-    // SAFETY: out holds one point.
-    unsafe { (*out).assign(&sum) };
-}
-
 /// Body of `msm_{C}_precompute`.
 ///
 /// # Safety
@@ -626,7 +609,7 @@ unsafe fn precompute<const OUT: bool, F: Field>(table: *mut Affine<F>, n: u32, s
 }
 
 macro_rules! msm_curve_kernels {
-    ($field:ty, $out:literal, $products_out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $fixup_spanning:ident, $reduce:ident, $combine:ident, $precompute:ident) => {
+    ($field:ty, $out:literal, $products_out:literal, $accumulate:ident, $accumulate_affine:ident, $fold:ident, $fixup:ident, $fixup_spanning:ident, $reduce:ident, $precompute:ident) => {
         /// One thread per segment `t` of virtual window `blockIdx.y`'s sorted entries
         /// (`[t·seg, (t+1)·seg) ∩ [0, offsets[v][buckets])`): stores the XYZZ sum of each bucket run at
         /// `partials[v · slots + b + t]`.
@@ -765,21 +748,6 @@ macro_rules! msm_curve_kernels {
             unsafe { reduce::<$out, _>(bucket_sums, buckets, run, shares) }
         }
 
-        /// Thread 0 of block 0 writes `Σ_v 2^(c·v)·window_sums[v]` (`v < q`) to `out[0]`; other threads return.
-        ///
-        /// # Safety
-        /// `window_sums` holds `q` Jacobian points, `out` one; they do not overlap.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $combine(
-            window_sums: *const Jacobian<$field>,
-            q: u32,
-            c: u32,
-            out: *mut Jacobian<$field>,
-        ) {
-            // SAFETY: forwarded.
-            unsafe { combine::<$out, _>(window_sums, q, c, out) }
-        }
-
         /// Thread `i < n` fills column `i` of the table: `table[k·n + i] = 2^shift · table[(k−1)·n + i]` for
         /// `k = 1..copies` (row 0 holds the bases).
         ///
@@ -796,8 +764,8 @@ macro_rules! msm_curve_kernels {
 // The second flag: the accumulate's mixed additions call their products out of line (crate::field::outlined).
 // For G1 that is 8% faster (the inlined loop stalled on instruction fetch; docs/log/kernels-notes.md, MSM, "Out-of-line
 // products"; its register cap is in crate::launch_bounds).
-msm_curve_kernels!(Fq, true, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_fixup_spanning, msm_g1_reduce, msm_g1_combine, msm_g1_precompute);
+msm_curve_kernels!(Fq, true, true, msm_g1_accumulate, msm_g1_accumulate_affine, msm_g1_fold, msm_g1_fixup, msm_g1_fixup_spanning, msm_g1_reduce, msm_g1_precompute);
 // G1's cold kernels call the out-of-line point operations (a small module; inlining the fixup's and reduce's
 // additions was measured: within 2%, +2.2 MB of PTX, docs/log/kernels-notes.md "MSM"); G2's inline them: out of line
 // they are 5-14% slower on the H200 for 9 MB less PTX per arch (docs/log/kernels-notes.md, "MSM", open problem 4).
-msm_curve_kernels!(Fq2, false, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_fixup_spanning, msm_g2_reduce, msm_g2_combine, msm_g2_precompute);
+msm_curve_kernels!(Fq2, false, false, msm_g2_accumulate, msm_g2_accumulate_affine, msm_g2_fold, msm_g2_fixup, msm_g2_fixup_spanning, msm_g2_reduce, msm_g2_precompute);
