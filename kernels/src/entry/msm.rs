@@ -10,8 +10,8 @@
 //!   bucket_lo, bucket_hi)`: grid `(⌈len / block⌉, windows)`; the counting sort's scatter for the buckets
 //!   `[bucket_lo, bucket_hi)`, window by window (`indices` null for dense scalars).
 //!
-//! Per curve `C` in {g1, g2} (bases `blstrs::G1Affine` / `G2Affine` bytes; sums XYZZ; window sums and the
-//! result Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
+//! Per curve `C` in {g1, g2} (bases `blstrs::G1Affine` / `G2Affine` bytes; sums XYZZ; the window sums,
+//! which the host combines, Jacobian, i.e. `G1Projective` / `G2Projective` bytes):
 //! - `msm_{C}_accumulate(bases, sorted, per_window, offsets, buckets, seg, slots, partials)`: grid
 //!   `(⌈⌈per_window / seg⌉ / block⌉, q)`; one segment of sorted entries per thread;
 //! - `msm_{C}_accumulate_affine(bases, sorted, per_window, offsets, buckets, seg, slots, partials, rounds,
@@ -29,7 +29,7 @@
 //!
 //! The per-window sums of the reduce shares are made by `set_sum_{C}_reduce` / `_finish`.
 use crate::curve::outlined::{self, Outlined};
-use crate::curve::{Affine, Jacobian, Xyzz};
+use crate::curve::{Affine, Xyzz};
 use crate::device::{block_dim_x, block_idx, global_thread_index, grid_dim, sync_threads, thread_idx_x};
 use crate::device::atomic::atomic_add_u32;
 use crate::field::{Field, Fq, Fq2, Fr};
