@@ -288,14 +288,9 @@ impl Ptxas {
             dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), unique()))
         };
         let (tmp_cubin, tmp_log) = (tmp(&cubin), tmp(&log));
-        let out = Command::new(&self.program)
-            .arg(format!("-arch={}", job.arch))
-            .arg("-v")
-            .arg("-o")
-            .arg(&tmp_cubin)
-            .arg(job.ptx)
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", self.program.display()))?;
+        let mut cmd = Command::new(&self.program);
+        cmd.arg(format!("-arch={}", job.arch)).arg("-v").arg("-o").arg(&tmp_cubin).arg(job.ptx);
+        let out = output_when_not_busy(&mut cmd).map_err(|e| format!("cannot run {}: {e}", self.program.display()))?;
         let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         if !out.status.success() || !tmp_cubin.is_file() {
             std::fs::remove_file(&tmp_cubin).ok();
@@ -354,11 +349,25 @@ fn prune(dir: &Path, stem: &str, keep: usize) {
     }
 }
 
+/// `cmd.output()`, tried again for up to a second while the program is "busy" (ETXTBSY): a program written
+/// just before (a freshly unpacked ptxas, the tests' fake one) can still be open for writing in a child that
+/// another thread forked meanwhile, until that child's exec closes it.
+fn output_when_not_busy(cmd: &mut Command) -> std::io::Result<std::process::Output> {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// `ptxas --version` -> `13.0.88` (from `Cuda compilation tools, release 13.0, V13.0.88`).
 fn version_of(program: &Path) -> Result<String> {
-    let out = Command::new(program)
-        .arg("--version")
-        .output()
+    let out = output_when_not_busy(Command::new(program).arg("--version"))
         .map_err(|e| format!("cannot run {} --version: {e}", program.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
     parse_version(&text).ok_or_else(|| format!("{} --version printed no version:\n{text}", program.display()))
