@@ -45,8 +45,8 @@ fn emulate(data: &mut [Scalar], log_n: u32, steps: &[Step]) {
         match step {
             Step::Permute => emulate_bit_reverse(&mut work, log_n),
             Step::Pass { params, dit, direction, scale, src, dst } => {
-                let count = 1usize << (params.log_table - 1);
-                let twiddles = to_fr(&expand(&ntt::twiddle_factors(params.log_table, *direction), count));
+                let count = ntt::twiddle_count(params.log_table);
+                let twiddles = to_fr(&expand(&ntt::twiddle_factors(params.log_table), count));
                 let (lo, hi) = match scale {
                     Some(kind) => {
                         let v = ntt::scale_values(log_n, *kind);
@@ -61,7 +61,7 @@ fn emulate(data: &mut [Scalar], log_n: u32, steps: &[Step]) {
                 }
                 let input = if *src == Buffer::Data { work.clone() } else { scratch.clone() };
                 let output = if *dst == Buffer::Data { &mut work } else { &mut scratch };
-                emulate_pass(&input, output, params, *dit, &twiddles, &lo, &hi);
+                emulate_pass(&input, output, params, *dit, *direction == Direction::Inverse, &twiddles, &lo, &hi);
             }
         }
     }
@@ -138,6 +138,28 @@ fn output_at_matches_the_full_transform() {
                 let pos = if cfg.output == Order::BitReversed { ntt_cpu::bit_reverse_index(k, log_n) } else { k };
                 assert_eq!(ntt_cpu::output_at(&input, cfg, k).unwrap(), full[pos], "{cfg} 2^{log_n} k={k}");
             }
+        }
+    }
+}
+
+/// The one twiddle table serves both directions: `T[e] = w_N^e` for `e <= N/2`, so `T[N/2] = -1` and the
+/// inverse's mirrored read `-T[N/2 - t]` is `w_N^-t` for every `t < N/2`.
+#[test]
+fn the_twiddle_table_read_mirrored_gives_the_inverse_twiddles() {
+    for log_table in 1..=12u32 {
+        let count = ntt::twiddle_count(log_table);
+        let table = expand(&ntt::twiddle_factors(log_table), count);
+        let w = ntt_cpu::root_of_unity(log_table);
+        let half = count - 1;
+        assert_eq!(table[half], -Scalar::ONE, "2^{log_table}: T[N/2]");
+        let w_inv = w.invert().unwrap();
+        let mut expected_forward = Scalar::ONE;
+        let mut expected_inverse = Scalar::ONE;
+        for t in 0..half {
+            assert_eq!(table[t], expected_forward, "2^{log_table}: T[{t}]");
+            assert_eq!(-table[half - t], expected_inverse, "2^{log_table}: -T[N/2 - {t}]");
+            expected_forward *= w;
+            expected_inverse *= w_inv;
         }
     }
 }

@@ -46,7 +46,7 @@ fn every_configuration_every_size_up_to_2_20() {
     let gpu = common::gpu::gpu();
     let ntt = Ntt::new(&gpu).unwrap();
     let mut rng = common::seeded_rng("every_configuration_every_size_up_to_2_20");
-    // Largest first: the cached twiddle tables are then larger than most transforms (strided use).
+    // Largest first: the cached twiddle table is then larger than most transforms (strided use).
     for log_n in (0..=common::max_log_n(20)).rev() {
         let n = 1usize << log_n;
         let input = random_scalars(&mut rng, n);
@@ -343,7 +343,7 @@ fn groth16_h_building_blocks_compose_to_groth16_h() {
     // Two engines, so that the building blocks build their own tables (none left by groth16_h).
     let (blocks, whole) = (Ntt::new(&gpu).unwrap(), Ntt::new(&gpu).unwrap());
     let mut rng = common::seeded_rng("groth16_h_building_blocks_compose_to_groth16_h");
-    // Ascending sizes: the twiddle tables are rebuilt larger along the way.
+    // Ascending sizes: the twiddle table is rebuilt larger along the way.
     for log_n in [0u32, 1, 4, 10, 15, 20] {
         let n = 1usize << log_n;
         let (a, b, c) = (random_scalars(&mut rng, n), random_scalars(&mut rng, n), random_scalars(&mut rng, n));
@@ -461,8 +461,7 @@ fn geometric_range(s: Scalar, t: Scalar, start: usize, len: usize) -> Vec<Scalar
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn round_trip_2_30_or_out_of_memory() {
-    // 2^30 elements are 32 GiB; with both twiddle tables (16 GiB each) the round trip needs ~64 GiB of device
-    // memory. Where the device has less, the typed error must come back with the buffer unchanged.
+    // 2^30 elements are 32 GiB; with the twiddle table (16 GiB) the round trip needs ~48 GiB of device memory. Where the device has less, the typed error must come back with the buffer unchanged.
     let gpu = common::gpu::gpu();
     let ntt = Ntt::new(&gpu).unwrap();
     let mut rng = common::seeded_rng("round_trip_2_30_or_out_of_memory");

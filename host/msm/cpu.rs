@@ -4,11 +4,12 @@
 //! algorithm itself without a GPU.
 use blstrs::Scalar;
 use zkgpu_kernels::field::Fr;
-use zkgpu_kernels::msm::model;
+use zkgpu_kernels::msm::{WindowWidths, model};
 
 use crate::curve::Curve;
 use crate::error::{Error, Result};
 use crate::msm::MsmPlan;
+use crate::msm::engine::combine_windows;
 
 fn check_lengths(bases: usize, scalars: usize) -> Result<()> {
     if bases != scalars {
@@ -113,6 +114,8 @@ fn model_run<C: Curve>(
         chunk: plan.chunk.min(u32::MAX as usize) as u32,
         affine_rounds: plan.affine_rounds,
     };
-    let sum = model::msm(&table, frs, indices, model_plan);
-    Ok(C::normalize(&C::from_kernel_jacobian(sum)))
+    let sums: Vec<_> =
+        model::window_sums(&table, frs, indices, model_plan).into_iter().map(C::from_kernel_jacobian).collect();
+    let widths = WindowWidths::new(plan.window_bits, plan.virtual_windows);
+    Ok(C::normalize(&combine_windows::<C>(&sums, widths)))
 }

@@ -1,7 +1,7 @@
 //! Number-theoretic transforms over BLS12-381 Fr (`blstrs::Scalar`) on the GPU.
 //!
-//! [`Ntt`] holds a [`Gpu`], the NTT kernels and the cached tables (twiddles per direction, built once for the
-//! largest size used and shared by all smaller sizes; coset and scaling tables per size). Transforms run in
+//! [`Ntt`] holds a [`Gpu`], the NTT kernels and the cached tables (one twiddle table for both directions, built
+//! once for the largest size used and shared by all smaller sizes; coset and scaling tables per size). Transforms run in
 //! place on a [`DeviceBuffer`] ([`Ntt::run`]) or on a host slice ([`Ntt::run_host`]: pinned or pageable; a
 //! [`crate::PinnedBuffer`] derefs to a slice and then copies at PCIe line rate).
 //!
@@ -192,8 +192,8 @@ pub enum Sweep {
 
 #[derive(Debug, Default)]
 struct Tables {
-    /// Per direction (0 forward, 1 inverse): (log2 N, table of w_N^(+-e) for e < N/2).
-    twiddles: [Option<(u32, DeviceBuffer<Scalar>)>; 2],
+    /// (log2 N, table of w_N^e for e <= N/2): both directions' twiddles, the inverse's read mirrored.
+    twiddles: Option<(u32, DeviceBuffer<Scalar>)>,
     scales: HashMap<(u32, ScaleKind), ScaleTables>,
     /// Per log n: (g^n - 1)^-1, the inverse of the vanishing polynomial on the coset.
     z_inv: HashMap<u32, DeviceBuffer<Scalar>>,
@@ -202,7 +202,7 @@ struct Tables {
 impl Tables {
     /// Device memory the tables hold.
     fn device_bytes(&self) -> usize {
-        let twiddles: usize = self.twiddles.iter().flatten().map(|(_, t)| t.byte_len()).sum();
+        let twiddles = self.twiddles.as_ref().map_or(0, |(_, t)| t.byte_len());
         let scales: usize = self.scales.values().map(|t| t.lo.byte_len() + t.hi.byte_len()).sum();
         let z_inv: usize = self.z_inv.values().map(DeviceBuffer::byte_len).sum();
         twiddles + scales + z_inv
@@ -215,6 +215,8 @@ pub struct Ntt {
     gpu: Gpu,
     pass_dif: KernelFn<sig::NttPass>,
     pass_dit: KernelFn<sig::NttPass>,
+    pass_dif_inv: KernelFn<sig::NttPass>,
+    pass_dit_inv: KernelFn<sig::NttPass>,
     bit_reverse: KernelFn<sig::NttBitReverse>,
     bit_reverse_tiled: KernelFn<sig::NttBitReverseTiled>,
     fill_table: KernelFn<sig::NttFillTable>,
@@ -239,6 +241,8 @@ impl Ntt {
             gpu: gpu.clone(),
             pass_dif: gpu.kernel(&interface::NTT_PASS_DIF)?,
             pass_dit: gpu.kernel(&interface::NTT_PASS_DIT)?,
+            pass_dif_inv: gpu.kernel(&interface::NTT_PASS_DIF_INV)?,
+            pass_dit_inv: gpu.kernel(&interface::NTT_PASS_DIT_INV)?,
             bit_reverse: gpu.kernel(&interface::NTT_BIT_REVERSE)?,
             bit_reverse_tiled: gpu.kernel(&interface::NTT_BIT_REVERSE_TILED)?,
             fill_table: gpu.kernel(&interface::NTT_FILL_TABLE)?,
@@ -305,7 +309,7 @@ impl Ntt {
         let mut tables = self.lock();
         // Every table first, so an allocation failure leaves `data` untouched.
         self.tables_for(&mut tables, log_n, cfg)?;
-        let log_table = tables.twiddles[direction_slot(cfg.direction)].as_ref().map_or(log_n, |t| t.0);
+        let log_table = tables.twiddles.as_ref().map_or(log_n, |t| t.0);
         let mut scratch = self.lock_scratch();
         let folded = schedule(log_n, batch, cfg, log_table, true);
         let uses_scratch = folded.iter().any(Step::uses_scratch);
@@ -530,12 +534,11 @@ impl Ntt {
         self.gpu.owns("Groth16 H c", c)
     }
 
-    /// Builds what the Groth16 building blocks read at size 2^log_n: both twiddle tables, the n^-1 g^i,
+    /// Builds what the Groth16 building blocks read at size 2^log_n: the twiddle table, the n^-1 g^i,
     /// n^-1 and n^-1 g^-i scale tables, and 1 / Z on the coset.
     fn groth16_h_tables(&self, tables: &mut Tables, log_n: u32) -> Result<()> {
         if log_n > 0 {
-            self.twiddles(tables, log_n, Direction::Forward)?;
-            self.twiddles(tables, log_n, Direction::Inverse)?;
+            self.twiddles(tables, log_n)?;
             for kind in [ScaleKind::InverseThenCoset, ScaleKind::InverseN, ScaleKind::CosetInverse] {
                 self.scale_tables(tables, log_n, kind)?;
             }
@@ -557,10 +560,9 @@ impl Ntt {
             // Size 1: both transforms are the identity (n^-1 = g^0 = 1).
             return Ok(());
         }
-        let log_fwd = tables.twiddles[0].as_ref().map_or(log_n, |t| t.0);
-        let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
-        let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, None);
-        steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_fwd, Some(ScaleKind::InverseThenCoset)));
+        let log_table = tables.twiddles.as_ref().map_or(log_n, |t| t.0);
+        let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_table, None);
+        steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_table, Some(ScaleKind::InverseThenCoset)));
         for step in &steps {
             self.launch_step(tables, v, None, log_n, step)?;
         }
@@ -581,8 +583,8 @@ impl Ntt {
         if log_n == 0 {
             return Ok(());
         }
-        let log_inv = tables.twiddles[1].as_ref().map_or(log_n, |t| t.0);
-        for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_inv, Some(kind)) {
+        let log_table = tables.twiddles.as_ref().map_or(log_n, |t| t.0);
+        for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_table, Some(kind)) {
             self.launch_step(tables, v, None, log_n, step)?;
         }
         Ok(())
@@ -698,7 +700,7 @@ impl Ntt {
             Step::Pass { params, dit, direction, scale, src, dst } => (params, *dit, *direction, *scale, *src, *dst),
         };
         let missing = || Error::InvalidLaunch(format!("NTT table for 2^{log_n} was not prepared"));
-        let (log_table, twiddles) = tables.twiddles[direction_slot(direction)].as_ref().ok_or_else(missing)?;
+        let (log_table, twiddles) = tables.twiddles.as_ref().ok_or_else(missing)?;
         // Only the pass that folds the scaling in (first or last) reads the scale tables; the others get the
         // twiddle table as a placeholder argument.
         let kind = if params.scale.mode == ScaleMode::None { None } else { kind };
@@ -732,7 +734,12 @@ impl Ntt {
             shared_mem_bytes: (zkgpu_kernels::ntt::ELEMENT_BYTES << params.log_tile()) as u32,
         };
         let [w0, w1] = params.encode();
-        let function = if dit { &self.pass_dit } else { &self.pass_dif };
+        let function = match (dit, direction) {
+            (false, Direction::Forward) => &self.pass_dif,
+            (true, Direction::Forward) => &self.pass_dit,
+            (false, Direction::Inverse) => &self.pass_dif_inv,
+            (true, Direction::Inverse) => &self.pass_dit_inv,
+        };
         // In place, the source is the destination's address as a plain pointer (the destination argument
         // borrows the buffer mutably and orders the stream's accesses to it).
         let (src, dst) = match (src, scratch) {
@@ -747,33 +754,34 @@ impl Ntt {
         // divides batch * n), threads() threads and 32 bytes of shared memory per element. Source and
         // destination hold data.len() elements each and are the same buffer or distinct ones; the same only
         // when the pass reverses nothing or its tile holds whole transforms (checked above). The twiddle table
-        // holds 2^(log_table-1) >= n/2 entries; the scale tables match the pass's mode and lo_bits and hold
+        // holds 2^(log_table-1) + 1 >= n/2 + 1 entries; the scale tables match the pass's mode and lo_bits and hold
         // 2^lo_bits and n >> lo_bits entries (one each when constant). Tables, data and scratch are distinct.
         unsafe { function.launch(self.gpu.stream(), cfg, pass) }
     }
 
-    /// The twiddle table for `direction`, at least 2^log_n in size (rebuilt larger when needed).
     /// The twiddle table and, if `cfg` scales, the scaling table a transform of `2^log_n` with `cfg` needs.
     fn tables_for(&self, tables: &mut Tables, log_n: u32, cfg: NttConfig) -> Result<()> {
-        self.twiddles(tables, log_n, cfg.direction)?;
+        self.twiddles(tables, log_n)?;
         if let Some(kind) = scale_kind(cfg) {
             self.scale_tables(tables, log_n, kind)?;
         }
         Ok(())
     }
 
-    fn twiddles(&self, tables: &mut Tables, log_n: u32, direction: Direction) -> Result<()> {
-        let slot = direction_slot(direction);
-        if matches!(&tables.twiddles[slot], Some((log_table, _)) if *log_table >= log_n) {
+    /// The twiddle table, at least 2^log_n in size (rebuilt larger when needed; the old one is freed first, so
+    /// the budget counts only the new one).
+    fn twiddles(&self, tables: &mut Tables, log_n: u32) -> Result<()> {
+        if matches!(&tables.twiddles, Some((log_table, _)) if *log_table >= log_n) {
             return Ok(());
         }
         let log_table = log_n.max(1);
-        let v = twiddle_factors(log_table, direction);
-        let count = 1usize << (log_table - 1);
+        let v = twiddle_factors(log_table);
+        let count = twiddle_count(log_table);
         let bytes = (count + v.lo.len() + v.hi.len()) * size_of::<Scalar>();
-        self.within_budget(tables, bytes, &format!("NTT twiddles for 2^{log_table}"))?;
-        let table = self.fill(&v.lo, &v.hi, v.lo_bits, count)?;
-        tables.twiddles[slot] = Some((log_table, table));
+        let old = tables.twiddles.as_ref().map_or(0, |(_, t)| t.byte_len());
+        self.within_budget(tables, bytes.saturating_sub(old), &format!("NTT twiddles for 2^{log_table}"))?;
+        tables.twiddles = None;
+        tables.twiddles = Some((log_table, self.fill(&v.lo, &v.hi, v.lo_bits, count)?));
         Ok(())
     }
 
@@ -792,6 +800,10 @@ impl Ntt {
 
     /// A device table `out[e] = hi[e >> lo_bits] * lo[e mod 2^lo_bits]`, e < count.
     fn fill(&self, lo: &[Scalar], hi: &[Scalar], lo_bits: u32, count: usize) -> Result<DeviceBuffer<Scalar>> {
+        if lo.len() < 1 << lo_bits || hi.len() < count.div_ceil(1 << lo_bits) {
+            let what = "NTT table factors";
+            return Err(Error::LengthMismatch { what, expected: count.div_ceil(1 << lo_bits), actual: hi.len() });
+        }
         let lo_dev = self.gpu.upload(lo)?;
         let hi_dev = self.gpu.upload(hi)?;
         let mut out = self.gpu.alloc_zeroed::<Scalar>(count)?;
@@ -802,8 +814,8 @@ impl Ntt {
             lo_bits,
             count: count as u64,
         };
-        // SAFETY: ntt_fill_table writes out[e] for e < count and reads lo[e mod 2^lo_bits] (lo has 2^lo_bits
-        // entries) and hi[e >> lo_bits] (hi has count >> lo_bits entries, callers make count a multiple).
+        // SAFETY: ntt_fill_table writes out[e] for e < count (out has count entries) and reads
+        // lo[e mod 2^lo_bits] and hi[e >> lo_bits], within the lengths checked above.
         unsafe { self.fill_table.launch(self.gpu.stream(), self.elementwise_config(count), fill) }?;
         Ok(out)
     }
@@ -948,24 +960,24 @@ pub fn scale_values(log_n: u32, kind: ScaleKind) -> TableValues {
     TableValues { lo, hi, lo_bits, mode }
 }
 
-/// The factors of the twiddle table of size 2^log_table (log_table >= 1): entry e < 2^(log_table-1) is
-/// `w^e = hi[e >> lo_bits] * lo[e mod 2^lo_bits]`, w = w_N or its inverse.
+/// Entries of the twiddle table for transforms up to N = 2^log_table (log_table >= 1): `w_N^e` for
+/// `e <= N/2`, the last one `-1` for the inverse's mirrored reads.
 #[doc(hidden)]
-pub fn twiddle_factors(log_table: u32, direction: Direction) -> TableValues {
+pub fn twiddle_count(log_table: u32) -> usize {
+    (1usize << (log_table - 1)) + 1
+}
+
+/// The factors of the twiddle table of size 2^log_table (log_table >= 1): entry e < [`twiddle_count`] is
+/// `w_N^e = hi[e >> lo_bits] * lo[e mod 2^lo_bits]`.
+#[doc(hidden)]
+pub fn twiddle_factors(log_table: u32) -> TableValues {
     let w = root_of_unity(log_table);
-    let w = if direction == Direction::Inverse { w.invert().unwrap_or(Scalar::ONE) } else { w };
     let count_log = log_table.saturating_sub(1);
     let lo_bits = count_log.div_ceil(2);
     let lo = powers(w, 1 << lo_bits);
-    let hi = powers(w.pow_vartime([1u64 << lo_bits]), 1 << (count_log - lo_bits));
+    // One more `hi` than 2^count_log / 2^lo_bits: entry N/2 is hi[N/2 >> lo_bits] * lo[0].
+    let hi = powers(w.pow_vartime([1u64 << lo_bits]), (1 << (count_log - lo_bits)) + 1);
     TableValues { lo, hi, lo_bits, mode: ScaleMode::Powers }
-}
-
-fn direction_slot(direction: Direction) -> usize {
-    match direction {
-        Direction::Forward => 0,
-        Direction::Inverse => 1,
-    }
 }
 
 /// The scaling a configuration needs.

@@ -45,21 +45,19 @@
 //!
 //! # Device-memory budget
 //! [`PartitionConfig::max_device_bytes`] bounds what the engine holds ([`PartitionEngine::device_bytes`]: SRS,
-//! slots, NTT tables, scratch); jobs allocate nothing. What does not fit gives way in this order: an H query
-//! in pinned host memory ([`PartitionSrs::pinned`]) streams through the H MSM chunk by chunk in every job; the
-//! slots hold two vectors of `n` instead of three (C is uploaded into B's buffer once B is multiplied into A,
-//! so a job's uploads end only after B's transforms); assignment queries in pinned memory stream (below); the
-//! engine makes fewer slots than configured. [`PartitionConfig::max_tail_fraction`] bounds the tails a job may
-//! have, so that the slots hold less. [`PartitionEngine::memory`] says what it chose; a budget below
-//! the smallest working set is
-//! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated. An assignment whose
-//! queries are given in pinned host memory ([`PartitionSrs::add_assignment_pinned`]) streams them in every
-//! job, window by window of [`PartitionConfig::query_window`] positions: each window of each query is uploaded
-//! once (on the copy stream, [`PartitionConfig::window_staging`] windows deep, double-buffered by default) and
-//! serves both its batch addition (the window's slice of the `ones` bitmap, one result per window, summed at
-//! collection) and its chunk of the tail MSM (the tail
-//! entries whose positions fall in the window: a contiguous range when `tail_index` ascends, found by binary
-//! search in `start`; an entry outside its window fails the job with [`Error::IndexOutOfRange`]).
+//! slots, NTT tables, scratch); jobs allocate nothing. What does not fit gives way in this order: an H query in
+//! pinned host memory ([`PartitionSrs::pinned`]) streams through the H MSM chunk by chunk in every job; the slots
+//! hold two vectors of `n` instead of three (C is uploaded into B's buffer once B is multiplied into A, so a job's
+//! uploads end only after B's transforms); assignment queries in pinned memory stream (below); the engine makes
+//! fewer slots than configured. [`PartitionConfig::max_tail_fraction`] bounds the tails a job may have, so that the
+//! slots hold less. [`PartitionEngine::memory`] says what it chose; a budget below the smallest working set is
+//! [`Error::DeviceBudget`] at [`PartitionEngine::new`], with nothing left allocated. An assignment whose queries
+//! are given in pinned host memory ([`PartitionSrs::add_assignment_pinned`]) streams them in every job, window by
+//! window of [`PartitionConfig::query_window`] positions: each window of each query is uploaded once (on the copy
+//! stream, [`PartitionConfig::window_staging`] windows deep, double-buffered by default) and serves both its batch
+//! addition (the window's slice of the `ones` bitmap, one result per window, summed at collection) and its chunk of
+//! the tail MSM (the tail entries whose positions fall in the window: a contiguous range when `tail_index` ascends,
+//! found by binary search in `start`; an entry outside its window fails the job with [`Error::IndexOutOfRange`]).
 //!
 //! Uploads are not chunked: a DMA from pinned memory needs no staging, and the first NTT pass needs the whole
 //! vector, so overlap is per vector (a 2^27 vector is 4 GiB, ~78 ms at PCIe Gen5). A pageable source is staged

@@ -162,6 +162,10 @@ pub const MSM_SORT_OFFSETS: Entry<sig::MsmSortOffsets> = Entry::new("msm_sort_of
 pub const NTT_PASS_DIF: Entry<sig::NttPass> = Entry::new("ntt_pass_dif");
 /// `ntt_pass_dit`.
 pub const NTT_PASS_DIT: Entry<sig::NttPass> = Entry::new("ntt_pass_dit");
+/// `ntt_pass_dif_inv`: an inverse transform's DIF pass (the forward twiddle table, read mirrored).
+pub const NTT_PASS_DIF_INV: Entry<sig::NttPass> = Entry::new("ntt_pass_dif_inv");
+/// `ntt_pass_dit_inv`.
+pub const NTT_PASS_DIT_INV: Entry<sig::NttPass> = Entry::new("ntt_pass_dit_inv");
 /// `ntt_bit_reverse`.
 pub const NTT_BIT_REVERSE: Entry<sig::NttBitReverse> = Entry::new("ntt_bit_reverse");
 /// `ntt_bit_reverse_tiled`.
@@ -275,6 +279,8 @@ pub fn kernels() -> Vec<Kernel> {
         MSM_SORT_OFFSETS.kernel,
         NTT_PASS_DIF.kernel,
         NTT_PASS_DIT.kernel,
+        NTT_PASS_DIF_INV.kernel,
+        NTT_PASS_DIT_INV.kernel,
         NTT_BIT_REVERSE.kernel,
         NTT_BIT_REVERSE_TILED.kernel,
         NTT_FILL_TABLE.kernel,

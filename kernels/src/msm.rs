@@ -742,10 +742,11 @@ pub mod model {
             .collect()
     }
 
-    /// The whole MSM of `scalars` (Montgomery form) over `table` (`plan.copies` rows of bases: the bases, or
-    /// their precomputed copies). Scalar `j` multiplies base `indices[j]` (indices below the row length), or
-    /// base `j` without indices.
-    pub fn msm<F: Field>(table: &[Affine<F>], scalars: &[Fr], indices: Option<&[u32]>, plan: Plan) -> Jacobian<F> {
+    /// The window sums of the MSM of `scalars` (Montgomery form) over `table` (`plan.copies` rows of bases:
+    /// the bases, or their precomputed copies), one per virtual window, as the device leaves them for the
+    /// host's combine. Scalar `j` multiplies base `indices[j]` (indices below the row length), or base `j`
+    /// without indices.
+    pub fn window_sums<F: Field>(table: &[Affine<F>], scalars: &[Fr], indices: Option<&[u32]>, plan: Plan) -> Vec<Jacobian<F>> {
         let n = scalars.len() as u32;
         let rows = table.len() as u32 / plan.copies.max(1);
         let q = virtual_windows(plan.c, plan.copies);
@@ -813,7 +814,7 @@ pub mod model {
             }
             first += len;
         }
-        let sums: Vec<Jacobian<F>> = (0..q)
+        (0..q)
             .map(|v| {
                 let window = &buckets[(v * buckets_per) as usize..((v + 1) * buckets_per) as usize];
                 let mut total = Xyzz::<F>::IDENTITY;
@@ -827,18 +828,6 @@ pub mod model {
                 }
                 total.to_jacobian()
             })
-            .collect();
-        // The host's combine: Horner from the top window, `bits(v)` doublings before adding window `v`.
-        let widths = WindowWidths::new(plan.c, q);
-        let mut result = Jacobian::<F>::IDENTITY;
-        for (v, sum) in sums.iter().enumerate().rev() {
-            if v + 1 < sums.len() {
-                for _ in 0..widths.bits(v as u32) {
-                    outlined::double_assign(&mut result);
-                }
-            }
-            outlined::add_assign(&mut result, sum);
-        }
-        result
+            .collect()
     }
 }

@@ -16,8 +16,10 @@
 //! - DIT (bit-reversed in, natural out): passes from the low bits up; butterfly `(x, y) -> (x + w y, x - w y)`.
 //!
 //! The twiddle of a butterfly at index `j` in a stage of span `h` is `w_{2h}^(j mod h)`, read from one table
-//! `T[e] = w_N^e` (`e < N/2`) built for the largest size `N >= n` in use: `w_{2h}^t = T[t * N / (2h)]`. The
-//! inverse transform uses a second table of `w_N^-e`.
+//! `T[e] = w_N^e` (`e <= N/2`, so `T[N/2] = -1`) built for the largest size `N >= n` in use: `w_{2h}^t =
+//! T[t * N / (2h)]`. The inverse transform reads the same table mirrored, `w_N^-t = -T[N/2 - t]`, and folds
+//! the sign into its butterflies as a swap of operands or results ([`butterfly`]): no second table, no extra
+//! field operation.
 //!
 //! Scaling by `n^-1` (inverse) and by the coset powers `g^(+-i)` is folded into the load of the first pass
 //! (forward coset: input coefficient `i` times `g^i`) or the store of the last pass (inverse: output `i` times
@@ -91,7 +93,7 @@ pub struct PassParams {
     pub log_l: u32,
     /// log2 of the `hi` values per tile.
     pub log_h: u32,
-    /// log2 of the twiddle table's transform size N (the table holds N/2 entries), >= log_n.
+    /// log2 of the twiddle table's transform size N (the table holds N/2 + 1 entries), >= log_n.
     pub log_table: u32,
     pub scale: Scale,
     /// The element at position `g` is read from `src` at `g`'s bit-reversed position within its transform
@@ -252,10 +254,10 @@ impl PassParams {
         if self.reverse_out { self.reversed_position(g) } else { g }
     }
 
-    /// Butterfly `q` (`q < tile/2`) of stage `stage` (`< log_k`) in tile `tile`. DIF stages run from the largest
-    /// span down, DIT stages from the smallest up.
+    /// Butterfly `q` (`q < tile/2`) of stage `stage` (`< log_k`) in tile `tile`, of a forward or an `inverse`
+    /// transform. DIF stages run from the largest span down, DIT stages from the smallest up.
     #[inline(always)]
-    pub fn butterfly(&self, dit: bool, tile: u64, stage: u32, q: u32) -> Butterfly {
+    pub fn butterfly(&self, dit: bool, inverse: bool, tile: u64, stage: u32, q: u32) -> Butterfly {
         let lg_span_m = if dit { stage } else { self.log_k - 1 - stage };
         let lg_span_e = lg_span_m + self.log_l;
         let a = ((q >> lg_span_e) << (lg_span_e + 1)) | (q & ((1 << lg_span_e) - 1));
@@ -264,8 +266,10 @@ impl PassParams {
         let lo_block = tile & ((1u64 << (self.log_b - self.log_l)) - 1);
         let lo = (lo_block << self.log_l) | (a & ((1 << self.log_l) - 1)) as u64;
         let j = (m_low << self.log_b) | lo;
-        // Span h = 2^(lg_span_m + log_b); twiddle w_{2h}^j = T[j * N / 2h].
-        let twiddle = j << (self.log_table - 1 - (lg_span_m + self.log_b));
+        // Span h = 2^(lg_span_m + log_b); twiddle w_{2h}^j = T[j * N / 2h], or mirrored for the inverse:
+        // w_{2h}^-j = -T[N/2 - j * N / 2h] (the sign is the butterfly's).
+        let t = j << (self.log_table - 1 - (lg_span_m + self.log_b));
+        let twiddle = if inverse { (1u64 << (self.log_table - 1)) - t } else { t };
         Butterfly { a, b, twiddle }
     }
 
@@ -310,6 +314,22 @@ pub fn butterfly_dif(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
 pub fn butterfly_dit(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
     let wy = y.mul(w);
     (x.add(&wy), x.sub(&wy))
+}
+
+/// A pass's butterfly with `w` as read from the table at [`Butterfly::twiddle`]: the twiddle itself forward,
+/// its negation for the `inverse` (the table read mirrored), whose sign costs only a swap:
+/// DIF `(x + y, (x - y)(-w)) = (y + x, (y - x) w)`, DIT `(x + (-w) y, x - (-w) y) = (x - w y, x + w y)`.
+#[inline(always)]
+pub fn butterfly(dit: bool, inverse: bool, x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
+    match (dit, inverse) {
+        (false, false) => butterfly_dif(x, y, w),
+        (false, true) => butterfly_dif(y, x, w),
+        (true, false) => butterfly_dit(x, y, w),
+        (true, true) => {
+            let (sum, difference) = butterfly_dit(x, y, w);
+            (difference, sum)
+        }
+    }
 }
 
 /// Tiled bit-reversal (`ntt_bit_reverse_tiled`): index bits of a size-2^log_n transform are split as
@@ -420,10 +440,22 @@ pub mod plan {
         out
     }
 
-    /// Emulates the kernel `ntt_pass_{dif,dit}` on the CPU block by block: reads `src`, writes `dst` (both the
-    /// whole batch; `dst` is `src` for an in-place pass, which the caller models by passing a copy of it as
-    /// `src`), `twiddles` the table, `lo`/`hi` the scale tables. Runs exactly the index arithmetic the GPU runs.
-    pub fn emulate_pass(src: &[Fr], dst: &mut [Fr], params: &PassParams, dit: bool, twiddles: &[Fr], lo: &[Fr], hi: &[Fr]) {
+    /// Emulates the kernel `ntt_pass_{dif,dit}[_inv]` on the CPU block by block: reads `src`, writes `dst` (both
+    /// the whole batch; `dst` is `src` for an in-place pass, which the caller models by passing a copy of it as
+    /// `src`), `twiddles` the table, `lo`/`hi` the scale tables. Runs exactly the index arithmetic the GPU runs;
+    /// a unit-twiddle stage, which the GPU computes without its twiddle, reads the table's one (`T[0]`, or
+    /// `T[N/2] = -1` mirrored) and so checks it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn emulate_pass(
+        src: &[Fr],
+        dst: &mut [Fr],
+        params: &PassParams,
+        dit: bool,
+        inverse: bool,
+        twiddles: &[Fr],
+        lo: &[Fr],
+        hi: &[Fr],
+    ) {
         let tile_len = 1usize << params.log_tile();
         let blocks = src.len() / tile_len;
         let read = |t: u32, i: u64| if t == 0 { lo[i as usize] } else { hi[i as usize] };
@@ -439,12 +471,13 @@ pub mod plan {
             }
             for stage in 0..params.log_k {
                 let unit = params.unit_twiddles(dit, stage);
+                let one = if inverse { 1u64 << (params.log_table - 1) } else { 0 };
                 for q in 0..(tile_len / 2) as u32 {
-                    let bf = params.butterfly(dit, tile, stage, q);
-                    assert!(!unit || bf.twiddle == 0, "a unit-twiddle stage reads twiddle {}", bf.twiddle);
+                    let bf = params.butterfly(dit, inverse, tile, stage, q);
+                    assert!(!unit || bf.twiddle == one, "a unit-twiddle stage reads twiddle {}", bf.twiddle);
                     let w = twiddles[bf.twiddle as usize];
                     let (x, y) = (tile_buf[bf.a as usize], tile_buf[bf.b as usize]);
-                    let (x, y) = if dit { butterfly_dit(&x, &y, &w) } else { butterfly_dif(&x, &y, &w) };
+                    let (x, y) = butterfly(dit, inverse, &x, &y, &w);
                     tile_buf[bf.a as usize] = x;
                     tile_buf[bf.b as usize] = y;
                 }
@@ -602,7 +635,7 @@ mod tests {
                                     for r in 0..region / 2 / width {
                                         let q = p.region_butterfly(w, lane, r);
                                         assert!(!std::mem::replace(&mut seen[q as usize], true), "butterfly {q} twice in {p:?}");
-                                        let bf = p.butterfly(dit, 0, stage, q);
+                                        let bf = p.butterfly(dit, false, 0, stage, q);
                                         if local {
                                             assert_eq!((bf.a / region, bf.b / region), (w, w), "stage {stage} of {p:?}");
                                         }

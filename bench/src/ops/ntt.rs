@@ -12,8 +12,8 @@ use super::{BenchOp, Case, CaseOptions, Prepared, Target};
 use crate::Result;
 use blstrs::Scalar;
 use std::time::Instant;
-use zkgpu::ntt::Order;
 use zkgpu::ntt::cpu as ntt_cpu;
+use zkgpu::ntt::{Direction, Order};
 use zkgpu::{DeviceBuffer, Gpu, Ntt, NttConfig, PinnedBuffer, PinnedMode};
 
 /// Configurations in sppark's figures (design.md), run by default.
@@ -54,7 +54,12 @@ impl BenchOp for NttOp {
         target.pick(&[16, 20, 22, 24, 26, 27, 28], zkgpu_bench::bench_args::cpu_default_sizes(self.name()))
     }
     fn kernels(&self, _variant: &str) -> Vec<String> {
-        ["ntt_pass_dif", "ntt_pass_dit", "ntt_bit_reverse", "ntt_fill_table"].map(String::from).to_vec()
+        let passes = if self.cfg.direction == Direction::Inverse {
+            ["ntt_pass_dif_inv", "ntt_pass_dit_inv"]
+        } else {
+            ["ntt_pass_dif", "ntt_pass_dit"]
+        };
+        passes.into_iter().chain(["ntt_bit_reverse", "ntt_fill_table"]).map(String::from).collect()
     }
     fn prepare<'g>(&self, gpu: Option<&'g Gpu>, variant: &str, log_n: u32, opts: &CaseOptions) -> Prepared<'g> {
         let n = 1usize << log_n;

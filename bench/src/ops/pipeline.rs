@@ -27,31 +27,30 @@
 //!   which states that working set. `-hchunkK` after a variant: the H MSM in chunks of 2^K points (its
 //!   `PartitionConfig::h_msm` chunk), for the streamed H's A/B (also before `-qpinned`: the engine's cap
 //!   beside streamed queries, half a window, against a chunk it would not choose).
-//! - `-qpinned` after a variant: the assignment queries in pinned memory
-//!   (`PartitionSrs::add_assignment_pinned`): uploaded where the budget has room, else streamed window by
-//!   window through every job (after H); `-qwK` after that: windows of 2^K positions
-//!   (`PartitionConfig::query_window`). `-budget8` and `-budget12` exist for these (at 2^24 the queries
-//!   stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than
-//!   interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before it: the
-//!   slots' tails sized for K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails
-//!   are ~10%). `-qsK` between `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query
-//!   group (`PartitionConfig::window_staging`, 2 by default). `-hwK` after those (before `-serial`): the H MSM's window bits (`PartitionConfig::h_msm`),
-//!   for the A/B of the cost model's choice.
+//! - `-qpinned` after a variant: the assignment queries in pinned memory (`PartitionSrs::add_assignment_pinned`):
+//!   uploaded where the budget has room, else streamed window by window through every job (after H); `-qwK` after
+//!   that: windows of 2^K positions (`PartitionConfig::query_window`). `-budget8` and `-budget12` exist for these
+//!   (at 2^24 the queries stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other
+//!   rather than interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before
+//!   it: the slots' tails sized for K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails
+//!   are ~10%). `-qsK` between `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query group
+//!   (`PartitionConfig::window_staging`, 2 by default). `-hwK` after those (before `-serial`): the H MSM's window
+//!   bits (`PartitionConfig::h_msm`), for the A/B of the cost model's choice.
 //!
-//! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes /
-//! time with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time
-//! with an H2D copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <=
-//! 1.1), `ms_per_job`, `jobs`, `ntt_ms` (the `ntt.h.*` phases), `msm_h_ms` and `tail_ms` (batch additions and
-//! tail MSMs), of these `stream_add_ms` and `stream_tail_ms` (streamed queries' steps), `idle_ms` (wall time
-//! with neither kernels nor copies running on a GPU, the mean over GPUs; all per job),
-//! `peak_bytes` (the driver's count: the most device memory in use above the level before the SRS was made, sampled every
-//! millisecond through every run, kernels loaded beforehand), `engine_bytes` (what the engine counts it holds),
-//! `streamed_bytes` (bases copied host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks`
-//! (the streamed H's chunks per job, 0 when resident), `slots`, `c_shares_b` (two-vector slots: C uploaded
-//! into B's buffer) and `budget_bytes` for a budget; `compute_waits_ms` and `copy_waits_ms`: the largest
-//! gaps before kernel and H2D phases per phase family (where a stream waited), also printed on stderr. With
-//! `ZKGPU_BENCH_TIMELINE=DIR` each GPU case also writes its median run's phases, in order of start, to
-//! `DIR/pipeline-{variant}-{log_n}.csv` (when each stream waited, not only where).
+//! Extra JSON fields: `gpu_busy` (compute-stream busy time / (GPUs × wall), 0..1), `h2d_gbps` (H2D bytes / time
+//! with an H2D copy running), `compute_ms` and `transfer_ms` (per GPU and run: kernel busy time, time with an H2D
+//! copy running), `bound_ratio` (wall / max(compute_ms, transfer_ms): the goal is <= 1.1), `ms_per_job`,
+//! `jobs`, `ntt_ms` (the `ntt.h.*` phases), `msm_h_ms` and `tail_ms` (batch additions and tail MSMs), of these
+//! `stream_add_ms` and `stream_tail_ms` (streamed queries' steps), `idle_ms` (wall time with neither kernels nor
+//! copies running on a GPU, the mean over GPUs; all per job), `peak_bytes` (the driver's count: the most device
+//! memory in use above the level before the SRS was made, sampled every millisecond through every run, kernels
+//! loaded beforehand), `engine_bytes` (what the engine counts it holds), `streamed_bytes` (bases copied
+//! host-to-device per job, counted in `h2d_gbps` and `transfer_ms`), `h_chunks` (the streamed H's chunks per job, 0
+//! when resident), `slots`, `c_shares_b` (two-vector slots: C uploaded into B's buffer) and `budget_bytes` for a
+//! budget; `compute_waits_ms` and `copy_waits_ms`: the largest gaps before kernel and H2D phases per phase family
+//! (where a stream waited), also printed on stderr. With `ZKGPU_BENCH_TIMELINE=DIR` each GPU case also writes its
+//! median run's phases, in order of start, to `DIR/pipeline-{variant}-{log_n}.csv` (when each stream waited, not
+//! only where).
 //!
 //! Verification, never against stored numbers: every job of every run returns the same results; each query
 //! result equals the closed form `Σ sᵢ·Pᵢ = (Σ sᵢ)·A + (Σ sᵢ·tᵢ)·B + (Σ sᵢ·jᵢ)·Q` over the assignment (bases
@@ -245,7 +244,7 @@ impl BenchOp for PipelineOp {
     }
     fn kernels(&self, variant: &str) -> Vec<String> {
         let mut names: Vec<String> = [
-            "ntt_pass_dif",
+            "ntt_pass_dif_inv",
             "ntt_pass_dit",
             "ntt_h_pointwise",
             "ntt_h_subtract",

@@ -1,5 +1,6 @@
 //! NTT kernels over Fr (algorithm and geometry in `crate::ntt`):
 //! - `ntt_pass_dif`, `ntt_pass_dit`: one pass of up to 10 radix-2 stages in shared memory, scaling folded in;
+//!   `ntt_pass_dif_inv`, `ntt_pass_dit_inv`: the same for inverse transforms (the twiddle table read mirrored);
 //! - `ntt_bit_reverse_tiled` (sizes >= 2^8) and `ntt_bit_reverse` (any size): in-place bit-reversal permutation of
 //!   every transform of a batch;
 //! - `ntt_fill_table`: builds a twiddle table `out[e] = hi[e >> s] * lo[e mod 2^s]`;
@@ -11,8 +12,8 @@ use crate::device::{
 };
 use crate::field::{Field, Fr};
 use crate::ntt::{
-    PERMUTE_EDGE_BITS, PERMUTE_MIN_LOG_N, PERMUTE_PITCH, PassParams, PermuteBlock, ScaleMode, bit_reverse, butterfly_dif,
-    butterfly_dit, scale_factor,
+    PERMUTE_EDGE_BITS, PERMUTE_MIN_LOG_N, PERMUTE_PITCH, PassParams, PermuteBlock, ScaleMode, bit_reverse, butterfly,
+    scale_factor,
 };
 
 /// An Fr with 32-byte alignment, so a load or store is two 128-bit accesses (device buffers and the shared
@@ -91,18 +92,12 @@ impl Tile {
     }
 }
 
-/// The DIT or DIF butterfly.
-#[inline(always)]
-fn butterfly<const DIT: bool>(x: &Fr, y: &Fr, w: &Fr) -> (Fr, Fr) {
-    if DIT { butterfly_dit(x, y, w) } else { butterfly_dif(x, y, w) }
-}
-
 /// One pass; see `crate::ntt`. Tile = block, `params.threads()` threads per block.
 ///
 /// # Safety
 /// As the kernels below.
 #[inline(always)]
-unsafe fn pass<const DIT: bool>(
+unsafe fn pass<const DIT: bool, const INVERSE: bool>(
     src: *const Fr,
     dst: *mut Fr,
     twiddles: *const Fr,
@@ -174,7 +169,8 @@ unsafe fn pass<const DIT: bool>(
         previous_local = local;
         // The span-1 stage multiplies by 1 only: skip the twiddle load and the multiplication (1/L of them).
         let unit = params.unit_twiddles(DIT, stage);
-        let butterfly_at = |r: u32| params.butterfly(DIT, tile, stage, params.region_butterfly(warp, lane, r));
+        let butterfly_at =
+            |r: u32| params.butterfly(DIT, INVERSE, tile, stage, params.region_butterfly(warp, lane, r));
         if !unit && butterfly_trips >= 2 {
             // Two butterflies per trip (trips r and r + 1; the trip count is even): two independent
             // multiplications in one basic block for ptxas to interleave (H200: -1 to -2% from 2^24 on; four
@@ -186,8 +182,8 @@ unsafe fn pass<const DIT: bool>(
                 unsafe {
                     let (x0, y0, x1, y1) = (sh.get(b0.a), sh.get(b0.b), sh.get(b1.a), sh.get(b1.b));
                     let (w0, w1) = (load(twiddles.add(b0.twiddle as usize)), load(twiddles.add(b1.twiddle as usize)));
-                    let (x0, y0) = butterfly::<DIT>(&x0, &y0, &w0);
-                    let (x1, y1) = butterfly::<DIT>(&x1, &y1, &w1);
+                    let (x0, y0) = butterfly(DIT, INVERSE, &x0, &y0, &w0);
+                    let (x1, y1) = butterfly(DIT, INVERSE, &x1, &y1, &w1);
                     sh.set(b0.a, x0);
                     sh.set(b0.b, y0);
                     sh.set(b1.a, x1);
@@ -200,13 +196,13 @@ unsafe fn pass<const DIT: bool>(
             let bf = butterfly_at(r);
             // SAFETY: a, b < tile_len; within a stage each slot belongs to exactly one butterfly, and butterfly
             // q to one thread; the barrier above orders this against the previous stage (a warp barrier when
-            // both stages keep the slots in the warp's region). twiddle < N/2.
+            // both stages keep the slots in the warp's region). twiddle <= N/2.
             unsafe {
                 let (x, y) = (sh.get(bf.a), sh.get(bf.b));
                 let (x, y) = if unit {
                     (x.add(&y), x.sub(&y))
                 } else {
-                    butterfly::<DIT>(&x, &y, &load(twiddles.add(bf.twiddle as usize)))
+                    butterfly(DIT, INVERSE, &x, &y, &load(twiddles.add(bf.twiddle as usize)))
                 };
                 sh.set(bf.a, x);
                 sh.set(bf.b, y);
@@ -237,7 +233,7 @@ unsafe fn pass<const DIT: bool>(
 /// memory. Block t owns the 2^log_tile positions `global_index(t, *)` (disjoint between blocks):
 /// each thread reads the source indices and writes the destination indices of positions it loaded. `src` and
 /// `dst` are valid for `batch * n` elements, 32-byte aligned, and either equal or disjoint; equal only when the
-/// pass reverses nothing or its tile holds whole transforms. `twiddles` is valid for `2^(log_table-1)` elements;
+/// pass reverses nothing or its tile holds whole transforms. `twiddles` is valid for `2^(log_table-1) + 1` elements;
 /// when scaling, `scale_lo`/`scale_hi` cover every index the mode asks for (Constant: `scale_lo[0]`; Powers:
 /// `2^lo_bits` and `n >> lo_bits` entries). The tables do not overlap `src` or `dst`. All values canonical Fr.
 #[unsafe(no_mangle)]
@@ -251,7 +247,7 @@ pub unsafe extern "ptx-kernel" fn ntt_pass_dif(
     w1: u32,
 ) {
     // SAFETY: forwarded to the caller.
-    unsafe { pass::<false>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
+    unsafe { pass::<false, false>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
 }
 
 /// Kernel `ntt_pass_dit`: one decimation-in-time pass; arguments as [`ntt_pass_dif`].
@@ -269,7 +265,43 @@ pub unsafe extern "ptx-kernel" fn ntt_pass_dit(
     w1: u32,
 ) {
     // SAFETY: forwarded to the caller.
-    unsafe { pass::<true>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
+    unsafe { pass::<true, false>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
+}
+
+/// Kernel `ntt_pass_dif_inv`: [`ntt_pass_dif`] of an inverse transform (the forward table, read mirrored).
+///
+/// # Safety
+/// As [`ntt_pass_dif`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_pass_dif_inv(
+    src: *const Fr,
+    dst: *mut Fr,
+    twiddles: *const Fr,
+    scale_lo: *const Fr,
+    scale_hi: *const Fr,
+    w0: u32,
+    w1: u32,
+) {
+    // SAFETY: forwarded to the caller.
+    unsafe { pass::<false, true>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
+}
+
+/// Kernel `ntt_pass_dit_inv`: [`ntt_pass_dit`] of an inverse transform (the forward table, read mirrored).
+///
+/// # Safety
+/// As [`ntt_pass_dif`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn ntt_pass_dit_inv(
+    src: *const Fr,
+    dst: *mut Fr,
+    twiddles: *const Fr,
+    scale_lo: *const Fr,
+    scale_hi: *const Fr,
+    w0: u32,
+    w1: u32,
+) {
+    // SAFETY: forwarded to the caller.
+    unsafe { pass::<true, true>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
 }
 
 /// Kernel `ntt_bit_reverse`: permutes each size-`2^log_n` transform of `data` (`total` elements in all) into
