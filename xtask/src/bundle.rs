@@ -9,7 +9,9 @@
 //! `run.sh` unpacks each into a scratch folder just before running it (needs only bash, gzip and coreutils on
 //! the GPU host).
 //! `ZKGPU_SANITIZE=memcheck,... run.sh` runs the GPU tests under the host's compute-sanitizer (see `run.sh`).
-//! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT.
+//! `DIR/run.sh OUT [bench args]` writes logs, results JSON and the plot under OUT. `--bench-only` leaves the
+//! test binaries out (an A/B's baseline: built from a worktree of the older commit, carried beside the full
+//! bundle, run with `ZKGPU_SKIP_TESTS=1`).
 //! The folder must stay under 64 MiB.
 use crate::ptxas::{Job, Ptxas};
 use crate::util::{self, Result};
@@ -22,7 +24,7 @@ const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// which halves each one (the modules are most of a test binary, and deflated PTX does not gzip further).
 const EMBED_ARCHES: &str = "sm_90";
 
-pub fn run(dir: &Path) -> Result<()> {
+pub fn run(dir: &Path, bench_only: bool) -> Result<()> {
     if dir.exists() {
         if !dir.join("run.sh").exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
             return Err(format!("{} exists and is not an earlier bundle: refusing to empty it", dir.display()));
@@ -38,8 +40,8 @@ pub fn run(dir: &Path) -> Result<()> {
     let strip = strip_tool()?;
     let scratch = util::target_dir().join("zkgpu-bundle-scratch");
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let mut binaries =
-        test_binaries()?.into_iter().map(|(name, exe)| (format!("tests/{name}"), exe)).collect::<Vec<_>>();
+    let tests = if bench_only { Vec::new() } else { test_binaries()? };
+    let mut binaries = tests.into_iter().map(|(name, exe)| (format!("tests/{name}"), exe)).collect::<Vec<_>>();
     binaries.push(("zkgpu-bench".to_string(), bench::build_runner_embedding(Some(EMBED_ARCHES))?.0));
     for (name, exe) in binaries {
         let stripped = scratch.join(name.replace('/', "-"));
@@ -169,7 +171,9 @@ fn folder_size(dir: &Path) -> Result<u64> {
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # zkgpu bundle runner (written by `cargo xtask bundle`). Needs bash, gzip, coreutils, an NVIDIA driver.
 # usage: run.sh OUT_DIR [bench runner args...]   e.g. run.sh /tmp/out mul --sizes 20..24
-# env:   ZKGPU_SKIP_TESTS=1 / ZKGPU_SKIP_BENCH=1 to skip a half; ZKGPU_SANITIZE=memcheck,... (see below).
+# env:   ZKGPU_SKIP_TESTS=1 / ZKGPU_SKIP_BENCH=1 to skip a half; ZKGPU_SANITIZE=memcheck,... (see below);
+#        ZKGPU_TESTS="msm_gpu pipeline_gpu" runs only the test binaries named <package>-<name>, in this
+#        order (within a device call's time limit, the tests that matter first).
 # Runs every test binary with --include-ignored (GPU tests too), one summary line per binary and a final
 # "N passed, N failed" line, then the benchmark sweep. Logs, bench.json and bench.svg go to OUT_DIR.
 # Binaries are stored gzip-compressed; each is unpacked into a scratch folder (also the tests' working
@@ -206,7 +210,20 @@ fi
 
 passed=0; failed=0; ignored=0
 if [ "${ZKGPU_SKIP_TESTS:-0}" != 1 ]; then
-  for gz in "$here"/tests/*.gz; do
+  tests=()
+  if [ -n "${ZKGPU_TESTS:-}" ]; then
+    for want in $ZKGPU_TESTS; do
+      for gz in "$here"/tests/*-"$want".gz; do
+        [ -e "$gz" ] && tests+=("$gz")
+      done
+    done
+    [ "${#tests[@]}" -gt 0 ] || echo "ZKGPU_TESTS=$ZKGPU_TESTS names no test binary of this bundle"
+  else
+    for gz in "$here"/tests/*.gz; do
+      [ -e "$gz" ] && tests+=("$gz")
+    done
+  fi
+  for gz in ${tests[@]+"${tests[@]}"}; do
     name="$(basename "$gz" .gz)"
     log="$out/logs/test-$name.log"
     if t="$(unpack "$gz")"; then
@@ -319,3 +336,59 @@ if [ "${ZKGPU_SKIP_BENCH:-0}" != 1 ]; then
 fi
 [ "$failed" = 0 ] && [ "$bench_rc" = 0 ] && [ "$sanitize_errors" = 0 ]
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A gzipped bash script at `path` that prints `text` (a stand-in for a bundled binary).
+    fn fake_binary(path: &Path, text: &str) {
+        let script = path.with_extension("");
+        std::fs::write(&script, format!("#!/usr/bin/env bash\n{text}\n")).unwrap();
+        gzip(&script, path).unwrap();
+        std::fs::remove_file(&script).unwrap();
+    }
+
+    /// `run.sh` with `ZKGPU_TESTS` runs the named test binaries only, in the order given, and sums their
+    /// results; without it, every one; a bench-only bundle (no tests folder entries) runs none.
+    #[test]
+    fn run_sh_runs_the_named_tests_in_order() {
+        let dir = std::env::temp_dir().join(format!("zkgpu-xtask-run-sh-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tests")).unwrap();
+        std::fs::create_dir_all(dir.join("cubin")).unwrap();
+        std::fs::write(dir.join("run.sh"), RUN_SH).unwrap();
+        let bench = r#"case "$1" in --probe) echo probe;; --gpu-count) echo 1;; *) echo bench "$@";; esac"#;
+        fake_binary(&dir.join("zkgpu-bench.gz"), bench);
+        for (name, passed) in [("msm_gpu", 3), ("ntt_gpu", 5), ("pipeline_gpu", 7)] {
+            let body =
+                format!("echo ran {name} >>\"$RAN\"\necho 'test result: ok. {passed} passed; 0 failed; 1 ignored;'");
+            fake_binary(&dir.join(format!("tests/zkgpu-{name}.gz")), &body);
+        }
+        let run = |tests: Option<&str>| {
+            let ran = dir.join("ran.txt");
+            let _ = std::fs::remove_file(&ran);
+            let mut cmd = Command::new("bash");
+            cmd.arg(dir.join("run.sh")).arg(dir.join("out")).env("RAN", &ran).env("ZKGPU_SKIP_BENCH", "1");
+            match tests {
+                Some(t) => cmd.env("ZKGPU_TESTS", t),
+                None => cmd.env_remove("ZKGPU_TESTS"),
+            };
+            let out = cmd.output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            (out.status.success(), std::fs::read_to_string(&ran).unwrap_or_default(), stdout)
+        };
+        let (ok, ran, stdout) = run(Some("pipeline_gpu msm_gpu"));
+        assert!(ok, "{stdout}");
+        assert_eq!(ran, "ran pipeline_gpu\nran msm_gpu\n");
+        assert!(stdout.contains("tests: 10 passed, 0 failed"), "{stdout}");
+        let (ok, ran, stdout) = run(None);
+        assert!(ok, "{stdout}");
+        assert_eq!(ran.lines().count(), 3, "{ran}");
+        assert!(stdout.contains("tests: 15 passed, 0 failed"), "{stdout}");
+        let (_, ran, stdout) = run(Some("groth16_gpu"));
+        assert_eq!(ran, "");
+        assert!(stdout.contains("names no test binary"), "{stdout}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

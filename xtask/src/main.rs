@@ -55,6 +55,10 @@ enum Task {
     Bundle {
         /// Output folder (created; emptied first if it is an earlier bundle).
         dir: PathBuf,
+        /// Only the bench runner and the cubins, no test binaries: the baseline of an A/B, built in a
+        /// worktree of the older commit and carried beside the full bundle.
+        #[arg(long)]
+        bench_only: bool,
     },
     /// Regenerate README.md's headline table, benches/results/README.md's tables and the plots
     /// benches/results/*.svg from benches/results/*.json.
@@ -87,7 +91,7 @@ fn main() -> ExitCode {
         Task::Ptx { check } => ptx::run(check).map(|_| ()),
         Task::Test { gpu, no_stable, cargo_args } => test::run(gpu, !no_stable, &cargo_args),
         Task::Bench(parsed) => bench::run(&parsed, &args_after(&args, "bench")),
-        Task::Bundle { dir } => bundle::run(&dir),
+        Task::Bundle { dir, bench_only } => bundle::run(&dir, bench_only),
         Task::Readme { check } => readme::run(check),
     };
     match result {
