@@ -225,8 +225,11 @@ unsafe fn pass<const DIT: bool, const INVERSE: bool>(
     }
 }
 
-/// Kernel `ntt_pass_dif`: one decimation-in-frequency pass over a batch of transforms back to back, from `src`
-/// to `dst` (the same buffer for an in-place pass). `(w0, w1)` = `PassParams::encode()`.
+/// Defines the pass kernel `$name` as `pass::<$dit, $inverse>`.
+///
+/// Every pass kernel: one pass over a batch of transforms back to back, from `src` to `dst` (the same buffer for
+/// an in-place pass); `(w0, w1)` = `PassParams::encode()`; `twiddles` is the forward table, which the inverse
+/// kernels read mirrored.
 ///
 /// # Safety
 /// Grid: `batch * n / 2^log_tile` blocks of `params.threads()` threads, `2^log_tile * 32` bytes of dynamic shared
@@ -236,73 +239,32 @@ unsafe fn pass<const DIT: bool, const INVERSE: bool>(
 /// pass reverses nothing or its tile holds whole transforms. `twiddles` is valid for `2^(log_table-1) + 1` elements;
 /// when scaling, `scale_lo`/`scale_hi` cover every index the mode asks for (Constant: `scale_lo[0]`; Powers:
 /// `2^lo_bits` and `n >> lo_bits` entries). The tables do not overlap `src` or `dst`. All values canonical Fr.
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_pass_dif(
-    src: *const Fr,
-    dst: *mut Fr,
-    twiddles: *const Fr,
-    scale_lo: *const Fr,
-    scale_hi: *const Fr,
-    w0: u32,
-    w1: u32,
-) {
-    // SAFETY: forwarded to the caller.
-    unsafe { pass::<false, false>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
+macro_rules! pass_kernel {
+    ($name:ident, $what:literal, dit: $dit:literal, inverse: $inverse:literal) => {
+        #[doc = concat!("Kernel `", stringify!($name), "`: one ", $what, " pass (see `pass_kernel!`).")]
+        ///
+        /// # Safety
+        /// As `pass_kernel!` states for every pass kernel.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            src: *const Fr,
+            dst: *mut Fr,
+            twiddles: *const Fr,
+            scale_lo: *const Fr,
+            scale_hi: *const Fr,
+            w0: u32,
+            w1: u32,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe { pass::<$dit, $inverse>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
+        }
+    };
 }
 
-/// Kernel `ntt_pass_dit`: one decimation-in-time pass; arguments as [`ntt_pass_dif`].
-///
-/// # Safety
-/// As [`ntt_pass_dif`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_pass_dit(
-    src: *const Fr,
-    dst: *mut Fr,
-    twiddles: *const Fr,
-    scale_lo: *const Fr,
-    scale_hi: *const Fr,
-    w0: u32,
-    w1: u32,
-) {
-    // SAFETY: forwarded to the caller.
-    unsafe { pass::<true, false>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
-}
-
-/// Kernel `ntt_pass_dif_inv`: [`ntt_pass_dif`] of an inverse transform (the forward table, read mirrored).
-///
-/// # Safety
-/// As [`ntt_pass_dif`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_pass_dif_inv(
-    src: *const Fr,
-    dst: *mut Fr,
-    twiddles: *const Fr,
-    scale_lo: *const Fr,
-    scale_hi: *const Fr,
-    w0: u32,
-    w1: u32,
-) {
-    // SAFETY: forwarded to the caller.
-    unsafe { pass::<false, true>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
-}
-
-/// Kernel `ntt_pass_dit_inv`: [`ntt_pass_dit`] of an inverse transform (the forward table, read mirrored).
-///
-/// # Safety
-/// As [`ntt_pass_dif`].
-#[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn ntt_pass_dit_inv(
-    src: *const Fr,
-    dst: *mut Fr,
-    twiddles: *const Fr,
-    scale_lo: *const Fr,
-    scale_hi: *const Fr,
-    w0: u32,
-    w1: u32,
-) {
-    // SAFETY: forwarded to the caller.
-    unsafe { pass::<true, true>(src, dst, twiddles, scale_lo, scale_hi, w0, w1) }
-}
+pass_kernel!(ntt_pass_dif, "decimation-in-frequency", dit: false, inverse: false);
+pass_kernel!(ntt_pass_dit, "decimation-in-time", dit: true, inverse: false);
+pass_kernel!(ntt_pass_dif_inv, "inverse-transform decimation-in-frequency", dit: false, inverse: true);
+pass_kernel!(ntt_pass_dit_inv, "inverse-transform decimation-in-time", dit: true, inverse: true);
 
 /// Kernel `ntt_bit_reverse`: permutes each size-`2^log_n` transform of `data` (`total` elements in all) into
 /// bit-reversed order, in place.
