@@ -554,25 +554,16 @@ impl Ntt {
         Ok(())
     }
 
-    /// Queues [`Ntt::groth16_h_prepare`]'s passes (tables built, `v.len()` = 2^log_n checked).
+    /// Queues [`Ntt::groth16_h_prepare`]'s passes (tables built, `v.len()` = 2^log_n checked): an unscaled
+    /// inverse DIF, then a forward DIT whose load multiplies by n^-1 g^i.
     fn queue_groth16_h_prepare(&self, tables: &Tables, v: &mut DeviceBuffer<Scalar>, log_n: u32) -> Result<()> {
-        if log_n == 0 {
-            // Size 1: both transforms are the identity (n^-1 = g^0 = 1).
-            return Ok(());
-        }
-        let log_table = tables.twiddles.as_ref().map_or(log_n, |t| t.0);
-        let mut steps = sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_table, None);
-        steps.extend(sweep(log_n, 1, Sweep::Dit, Direction::Forward, log_table, Some(ScaleKind::InverseThenCoset)));
-        for step in &steps {
-            self.launch_step(tables, v, None, log_n, step)?;
-        }
-        Ok(())
+        self.queue_sweep(tables, v, log_n, Sweep::Dif, Direction::Inverse, None)?;
+        self.queue_sweep(tables, v, log_n, Sweep::Dit, Direction::Forward, Some(ScaleKind::InverseThenCoset))
     }
 
     /// Queues one inverse DIF sweep over `v` (natural in, bit-reversed out) with the scaling `kind` folded
-    /// into its store (tables built, `v.len()` = 2^log_n checked); nothing at size 1. C's sweep
-    /// ([`Ntt::groth16_h_prepare_c`]) scales by 1/n, A's interpolation ([`Ntt::groth16_h_interpolate`]) also
-    /// undoes the coset.
+    /// into its store (tables built, `v.len()` = 2^log_n checked). C's sweep ([`Ntt::groth16_h_prepare_c`])
+    /// scales by 1/n, A's interpolation ([`Ntt::groth16_h_interpolate`]) also undoes the coset.
     fn queue_inverse_dif(
         &self,
         tables: &Tables,
@@ -580,11 +571,25 @@ impl Ntt {
         log_n: u32,
         kind: ScaleKind,
     ) -> Result<()> {
+        self.queue_sweep(tables, v, log_n, Sweep::Dif, Direction::Inverse, Some(kind))
+    }
+
+    /// Queues one in-place sweep over `v` (tables built, `v.len()` = 2^log_n checked); nothing at size 1,
+    /// where every transform and scaling of the chain is the identity (n^-1 = g^0 = 1).
+    fn queue_sweep(
+        &self,
+        tables: &Tables,
+        v: &mut DeviceBuffer<Scalar>,
+        log_n: u32,
+        kind: Sweep,
+        direction: Direction,
+        scale: Option<ScaleKind>,
+    ) -> Result<()> {
         if log_n == 0 {
             return Ok(());
         }
         let log_table = tables.twiddles.as_ref().map_or(log_n, |t| t.0);
-        for step in &sweep(log_n, 1, Sweep::Dif, Direction::Inverse, log_table, Some(kind)) {
+        for step in &sweep(log_n, 1, kind, direction, log_table, scale) {
             self.launch_step(tables, v, None, log_n, step)?;
         }
         Ok(())
