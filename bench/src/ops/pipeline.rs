@@ -114,6 +114,7 @@ const GPU_VARIANTS: &[&str] = &[
     "pinned-2stream-budget16-qpinned-tail20-hw18",
     "pinned-2stream-budget8-qpinned-qs3",
     "pinned-2stream-budget16-qpinned-qs3-tail20",
+    "pinned-2stream-budget16-qpinned-qs4-tail20",
     "pinned-2stream-budget24-qpinned-qw23-tail20",
     "pinned-2stream-budget24-qpinned-qw24-tail20",
     "pinned-2stream-budget16-qpinned-qw23-tail20",
