@@ -461,7 +461,8 @@ fn geometric_range(s: Scalar, t: Scalar, start: usize, len: usize) -> Vec<Scalar
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn round_trip_2_30_or_out_of_memory() {
-    // 2^30 elements are 32 GiB; with the twiddle table (16 GiB) the round trip needs ~48 GiB of device memory. Where the device has less, the typed error must come back with the buffer unchanged.
+    // 2^30 elements are 32 GiB; with the twiddle table (16 GiB) the round trip needs ~48 GiB of device memory.
+    // Where the device has less, the typed error must come back with the buffer unchanged.
     let gpu = common::gpu::gpu();
     let ntt = Ntt::new(&gpu).unwrap();
     let mut rng = common::seeded_rng("round_trip_2_30_or_out_of_memory");

@@ -1,9 +1,9 @@
 //! Number-theoretic transforms over BLS12-381 Fr (`blstrs::Scalar`) on the GPU.
 //!
 //! [`Ntt`] holds a [`Gpu`], the NTT kernels and the cached tables (one twiddle table for both directions, built
-//! once for the largest size used and shared by all smaller sizes; coset and scaling tables per size). Transforms run in
-//! place on a [`DeviceBuffer`] ([`Ntt::run`]) or on a host slice ([`Ntt::run_host`]: pinned or pageable; a
-//! [`crate::PinnedBuffer`] derefs to a slice and then copies at PCIe line rate).
+//! once for the largest size used and shared by all smaller sizes; coset and scaling tables per size).
+//! Transforms run in place on a [`DeviceBuffer`] ([`Ntt::run`]) or on a host slice ([`Ntt::run_host`]: pinned
+//! or pageable; a [`crate::PinnedBuffer`] derefs to a slice and then copies at PCIe line rate).
 //!
 //! Every direction (forward, inverse), coset or not, and every ordering (natural or bit-reversed input and
 //! output) is one [`NttConfig`]; a buffer holding several transforms of one size back to back is a batch.
@@ -581,7 +581,7 @@ impl Ntt {
         tables: &Tables,
         v: &mut DeviceBuffer<Scalar>,
         log_n: u32,
-        kind: Sweep,
+        dif_or_dit: Sweep,
         direction: Direction,
         scale: Option<ScaleKind>,
     ) -> Result<()> {
@@ -589,7 +589,7 @@ impl Ntt {
             return Ok(());
         }
         let log_table = tables.twiddles.as_ref().map_or(log_n, |t| t.0);
-        for step in &sweep(log_n, 1, kind, direction, log_table, scale) {
+        for step in &sweep(log_n, 1, dif_or_dit, direction, log_table, scale) {
             self.launch_step(tables, v, None, log_n, step)?;
         }
         Ok(())
@@ -759,8 +759,9 @@ impl Ntt {
         // divides batch * n), threads() threads and 32 bytes of shared memory per element. Source and
         // destination hold data.len() elements each and are the same buffer or distinct ones; the same only
         // when the pass reverses nothing or its tile holds whole transforms (checked above). The twiddle table
-        // holds 2^(log_table-1) + 1 >= n/2 + 1 entries; the scale tables match the pass's mode and lo_bits and hold
-        // 2^lo_bits and n >> lo_bits entries (one each when constant). Tables, data and scratch are distinct.
+        // holds 2^(log_table-1) + 1 >= n/2 + 1 entries; the scale tables match the pass's mode and lo_bits and
+        // hold 2^lo_bits and n >> lo_bits entries (one each when constant). Tables, data and scratch are
+        // distinct.
         unsafe { function.launch(self.gpu.stream(), cfg, pass) }
     }
 
@@ -969,7 +970,7 @@ pub fn scale_values(log_n: u32, kind: ScaleKind) -> TableValues {
 /// `e <= N/2`, the last one `-1` for the inverse's mirrored reads.
 #[doc(hidden)]
 pub fn twiddle_count(log_table: u32) -> usize {
-    (1usize << (log_table - 1)) + 1
+    (1usize << log_table.saturating_sub(1)) + 1
 }
 
 /// The factors of the twiddle table of size 2^log_table (log_table >= 1): entry e < [`twiddle_count`] is
