@@ -12,12 +12,13 @@
 //!
 //! Variants: `zkgpu` (one circuit per run: its synthesis, then the GPU), `zkgpu-pipelined` (`prove_batch`
 //! of 8: the 8 syntheses in parallel while the GPU proves; `median_ms` = batch wall / 8), `zkgpu-stream`
-//! (`prove_batch` of 32: every core synthesizing, the steady state of a proving queue), `bellperson-cpu`
+//! (`prove_batch` of 32: every core synthesizing, the steady state of a proving queue; `zkgpu-stream-2gpu`: 64
+//! over the first two GPUs, field `gpus`), `bellperson-cpu`
 //! (`create_proof`), `bellperson-cpu-batch` (`create_proof_batch` of 8), each with `-x5`; on the CPU target
 //! `zkgpu-cpu` (the CPU reference: `synthesize`, timed, then `prove_witness_cpu`) and the bellperson ones. The zkgpu GPU variants with
 //! `-cached` synthesize into cached pinned memory instead of write-combined (an A/B of the synthesis writes).
 //! Extra JSON fields: `proofs_per_s`, `synthesis_ms` (zkgpu's synthesis, or bellperson's as it logs it),
-//! `post_synthesis_ms` (end of synthesis to finished proof), `constraints`, `verified`, `gpu_busy`, and
+//! `post_synthesis_ms` (end of synthesis to finished proof), `constraints`, `verified`, `gpu_busy` (per GPU), and
 //! for zkgpu the GPU phases `ntt_ms`, `msm_ms`, `h2d_ms` (per proof); `key_read_ms` (reading the parameter
 //! file with `ProvingKey::read`, or `read_pinned` for the GPU prover: `key_pinned`), `first_run_ms` (the
 //! warm-up run, which for the GPU prover also loads the kernels and uploads the key).
@@ -41,6 +42,7 @@ const GPU_VARIANTS: &[&str] = &[
     "zkgpu",
     "zkgpu-pipelined",
     "zkgpu-stream",
+    "zkgpu-stream-2gpu",
     "zkgpu-cached",
     "zkgpu-pipelined-cached",
     "zkgpu-stream-cached",
@@ -56,7 +58,7 @@ const GPU_DEFAULTS: &[&str] = &["zkgpu", "zkgpu-pipelined", "bellperson-cpu", "z
 const CPU_VARIANTS: &[&str] = &["zkgpu-cpu", "bellperson-cpu", "zkgpu-cpu-x5", "bellperson-cpu-x5"];
 /// Proofs per batch run (`-pipelined`, `-batch`).
 const BATCH: usize = 8;
-/// Proofs per stream run (`zkgpu-stream`): enough circuits to keep every core synthesizing.
+/// Proofs per stream run and GPU (`zkgpu-stream`, `-2gpu`): enough circuits to keep every core synthesizing.
 const STREAM: usize = 32;
 
 pub struct Groth16Op;
@@ -100,16 +102,7 @@ impl BenchOp for Groth16Op {
         if !known.contains(&variant) {
             return Err(format!("{}: no variant {variant:?} here (known: {})", self.name(), known.join(", ")).into());
         }
-        let x5 = variant.ends_with("-x5");
-        let cached = variant.trim_end_matches("-x5").ends_with("-cached");
-        let prover = match variant.trim_end_matches("-x5").trim_end_matches("-cached") {
-            "zkgpu" => Prover::Zkgpu { proofs: 1 },
-            "zkgpu-pipelined" => Prover::Zkgpu { proofs: BATCH },
-            "zkgpu-stream" => Prover::Zkgpu { proofs: STREAM },
-            "zkgpu-cpu" => Prover::ZkgpuCpu,
-            "bellperson-cpu" => Prover::Bellperson { proofs: 1 },
-            _ => Prover::Bellperson { proofs: BATCH },
-        };
+        let (prover, x5, cached) = parse_variant(variant);
         // The GPU prover's key is read into pinned memory, the CPU provers' into the heap.
         let pinned_key = match prover {
             Prover::Zkgpu { .. } => gpu,
@@ -117,10 +110,11 @@ impl BenchOp for Groth16Op {
         };
         let workload = Workload::new(log_n, x5, pinned_key)?;
         let engine = match (prover, gpu) {
-            (Prover::Zkgpu { .. }, Some(gpu)) => {
+            (Prover::Zkgpu { gpus, .. }, Some(gpu)) => {
                 let pinned_mode = if cached { PinnedMode::ReadBack } else { PinnedMode::WriteCombined };
                 let config = ProverConfig { pinned_mode, ..ProverConfig::default() };
-                Some(Groth16Prover::with_config(std::slice::from_ref(gpu), workload.key.clone(), config)?)
+                let gpus = if gpus == 1 { std::slice::from_ref(gpu) } else { super::first_gpus(gpus)? };
+                Some(Groth16Prover::with_config(gpus, workload.key.clone(), config)?)
             }
             (Prover::Zkgpu { .. }, None) => return Err(format!("{variant} needs a CUDA GPU").into()),
             _ => None,
@@ -139,9 +133,10 @@ impl BenchOp for Groth16Op {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Prover {
-    /// zkgpu's GPU prover, `proofs` circuits per run through `prove_batch`.
+    /// zkgpu's GPU prover on the first `gpus` GPUs, `proofs` circuits per run through `prove_batch`.
     Zkgpu {
         proofs: usize,
+        gpus: usize,
     },
     ZkgpuCpu,
     Bellperson {
@@ -153,10 +148,37 @@ impl Prover {
     /// Proofs per timed run.
     fn proofs(self) -> usize {
         match self {
-            Prover::Zkgpu { proofs } | Prover::Bellperson { proofs } => proofs,
+            Prover::Zkgpu { proofs, .. } | Prover::Bellperson { proofs } => proofs,
             Prover::ZkgpuCpu => 1,
         }
     }
+
+    /// GPUs it proves on (0 for the CPU provers).
+    fn gpus(self) -> usize {
+        match self {
+            Prover::Zkgpu { gpus, .. } => gpus,
+            _ => 0,
+        }
+    }
+}
+
+/// A known variant's prover, whether it proves x⁵ rounds (`-x5`) and whether its pinned memory is cached
+/// (`-cached`).
+fn parse_variant(variant: &str) -> (Prover, bool, bool) {
+    let x5 = variant.ends_with("-x5");
+    let cached = variant.trim_end_matches("-x5").ends_with("-cached");
+    let zkgpu = |proofs| Prover::Zkgpu { proofs, gpus: 1 };
+    let prover = match variant.trim_end_matches("-x5").trim_end_matches("-cached") {
+        "zkgpu" => zkgpu(1),
+        "zkgpu-pipelined" => zkgpu(BATCH),
+        "zkgpu-stream" => zkgpu(STREAM),
+        // As many proofs per GPU as on one, so that the throughputs compare.
+        "zkgpu-stream-2gpu" => Prover::Zkgpu { proofs: 2 * STREAM, gpus: 2 },
+        "zkgpu-cpu" => Prover::ZkgpuCpu,
+        "bellperson-cpu" => Prover::Bellperson { proofs: 1 },
+        _ => Prover::Bellperson { proofs: BATCH },
+    };
+    (prover, x5, cached)
 }
 
 /// A circuit family at one size with its parameters.
@@ -364,7 +386,7 @@ impl Case for Groth16Case<'_> {
         if count > 1 {
             let kernel_ms: f64 = reports.iter().filter_map(|r| r.gpu.as_ref()).map(|g| g.kernel_ms).sum();
             if !reports.is_empty() {
-                self.last.gpu_busy.push((kernel_ms / ms).min(1.0));
+                self.last.gpu_busy.push((kernel_ms / (ms * self.prover.gpus().max(1) as f64)).min(1.0));
             }
         } else if let Some(gpu) = reports.first().and_then(|r| r.gpu.as_ref()) {
             self.last.gpu_busy.push(gpu.kernel_ms / ms);
@@ -399,6 +421,9 @@ impl Case for Groth16Case<'_> {
             if self.workload.x5 { "x5-rounds".into() } else { format!("sha256-{}", self.workload.blocks).into() },
         );
         put("proofs_per_s", median(&self.last.proofs_per_s).into());
+        if self.prover.gpus() > 0 {
+            put("gpus", self.prover.gpus().into());
+        }
         put("key_read_ms", self.workload.key_read_ms.into());
         put("key_pinned", self.workload.key.is_pinned().into());
         if let Some(ms) = self.first_run_ms {
@@ -489,6 +514,22 @@ mod tests {
             assert!(4 * power_rounds(log_n) + 2 <= 1 << log_n);
         }
         assert!(sha_blocks(14).is_err());
+    }
+
+    /// Every listed variant names its prover; the two-GPU one proves as many circuits per GPU as one GPU's.
+    #[test]
+    fn variants_name_their_provers() {
+        for v in GPU_VARIANTS.iter().chain(CPU_VARIANTS) {
+            let (prover, x5, cached) = parse_variant(v);
+            assert_eq!(x5, v.ends_with("-x5"), "{v}");
+            assert_eq!(cached, v.contains("-cached"), "{v}");
+            assert_eq!(v.starts_with("zkgpu") && !v.starts_with("zkgpu-cpu"), prover.gpus() > 0, "{v}");
+        }
+        let (one, _, _) = parse_variant("zkgpu-stream");
+        let (two, _, _) = parse_variant("zkgpu-stream-2gpu");
+        assert_eq!((one.gpus(), two.gpus()), (1, 2));
+        assert_eq!(two.proofs(), 2 * one.proofs());
+        assert_eq!(parse_variant("bellperson-cpu-batch-x5"), (Prover::Bellperson { proofs: BATCH }, true, false));
     }
 
     #[test]

@@ -16,6 +16,20 @@ pub mod transfer;
 use crate::Result;
 use zkgpu::Gpu;
 
+/// The first `count` GPUs, opened once per process beside the runner's (engines and provers borrow them for
+/// the process's life): the multi-GPU variants. `Err` naming both counts where fewer are visible.
+pub fn first_gpus(count: usize) -> Result<&'static [Gpu]> {
+    static GPUS: std::sync::OnceLock<Vec<Gpu>> = std::sync::OnceLock::new();
+    let all = match GPUS.get() {
+        Some(g) => g,
+        None => {
+            let opened = Gpu::all()?;
+            GPUS.get_or_init(|| opened)
+        }
+    };
+    all.get(..count).ok_or_else(|| format!("this variant needs {count} GPUs, {} visible", all.len()).into())
+}
+
 /// Where a case runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {

@@ -11,8 +11,8 @@
 //! addition). Bases are distinct points generated on the GPU (`batch_add_{g1,g2}_expand`, as in the MSM
 //! bench) and uploaded once (not timed: a prover's SRS is resident).
 //!
-//! One run = 4 jobs with two in flight per engine (start k+1 before finishing k), timed with the wall clock
-//! from the first `start` to the last `finish`. Variants:
+//! One run = 4 jobs per GPU with two in flight per engine (start k+1 before finishing k), timed with the wall
+//! clock from the first `start` to the last `finish`. Variants:
 //! - `pinned-2stream` (baseline): inputs in page-locked memory, uploads on the copy stream;
 //! - `pinned-1stream`: the same with uploads on the compute stream (no overlap);
 //! - `pageable-2stream`: inputs in ordinary `Vec`s (the driver stages them);
@@ -66,7 +66,6 @@ use crate::Result;
 use blstrs::{G1Affine, G1Projective, Scalar};
 use rayon::prelude::*;
 use std::collections::VecDeque;
-use std::sync::OnceLock;
 use std::time::Instant;
 use zkgpu::batch_add::{G1, G2, Method};
 use zkgpu::msm::MsmConfig;
@@ -121,8 +120,9 @@ const GPU_VARIANTS: &[&str] = &[
 ];
 const ONE_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream"];
 const TWO_GPU_DEFAULTS: &[&str] = &["pinned-2stream", "pinned-1stream", "pageable-2stream", "pinned-2stream-2gpu"];
-/// Jobs per timed run.
-const JOBS: usize = 4;
+/// Jobs per GPU per timed run: every GPU count runs as many jobs per GPU, so that a run's fill and drain
+/// (the first job's uploads, the last job's MSMs) weigh the same in one GPU's throughput and in several's.
+const JOBS_PER_GPU: usize = 4;
 /// G1 queries on the main assignment (A, B_G1, L).
 const G1_QUERIES: usize = 3;
 
@@ -225,7 +225,7 @@ impl BenchOp for PipelineOp {
         "pipeline_partition"
     }
     fn about(&self) -> &'static str {
-        "Groth16 partition jobs (upload, H polynomial (6 NTT sweeps), H MSM, batch adds + tail MSMs), 4 per run, wall clock"
+        "Groth16 partition jobs (upload, H polynomial (6 NTT sweeps), H MSM, batch adds + tail MSMs), 4 per GPU and run, wall clock"
     }
     fn variants(&self, target: Target) -> &'static [&'static str] {
         target.pick(GPU_VARIANTS, &["blstrs"])
@@ -473,16 +473,6 @@ pub(super) fn check(
 // ---------------------------------------------------------------------------------------------------------
 // GPU
 
-/// GPUs beyond the runner's, opened once per process (engines borrow them for the process's life).
-fn all_gpus() -> Result<&'static [Gpu]> {
-    static GPUS: OnceLock<Vec<Gpu>> = OnceLock::new();
-    if let Some(g) = GPUS.get() {
-        return Ok(g);
-    }
-    let opened = Gpu::all()?;
-    Ok(GPUS.get_or_init(|| opened))
-}
-
 /// One engine's pinned inputs: a, b, c, then (tail, tail_index, ones) per assignment.
 type PinnedInputs = (
     PinnedBuffer<Scalar>,
@@ -530,15 +520,8 @@ fn pinned_copy<T: zkgpu::DeviceSafe>(gpu: &Gpu, v: &DeviceBuffer<T>) -> Result<P
 
 impl<'g> GpuCase<'g> {
     fn prepare(gpu: &'g Gpu, variant: Variant, n: usize, seed: u64) -> Result<GpuCase<'g>> {
-        let gpus: Vec<&'g Gpu> = if variant.gpus == 1 {
-            vec![gpu]
-        } else {
-            let all = all_gpus()?;
-            if all.len() < variant.gpus {
-                return Err(format!("this variant needs {} GPUs, {} visible", variant.gpus, all.len()).into());
-            }
-            all.iter().take(variant.gpus).collect()
-        };
+        let gpus: Vec<&'g Gpu> =
+            if variant.gpus == 1 { vec![gpu] } else { super::first_gpus(variant.gpus)?.iter().collect() };
         let g2_len = variant.g2.then_some((n / 4).max(1));
         let gens = Generators::new(n, g2_len, seed);
         let mut lens = vec![n];
@@ -695,7 +678,7 @@ impl Case for GpuCase<'_> {
         let mut pending = VecDeque::new();
         let mut results = Vec::new();
         let start = Instant::now();
-        for j in 0..JOBS {
+        for j in 0..JOBS_PER_GPU * engines {
             let e = j % engines;
             let job = Self::job(&self.place, &self.data, e, None);
             pending.push_back((e, self.engines[e].start(job)?));
@@ -747,7 +730,7 @@ impl Case for GpuCase<'_> {
         let gpus = self.engines.len() as f64;
         let compute = r.kernel_ms / gpus;
         let transfer = r.h2d_ms / gpus;
-        let jobs = JOBS as f64;
+        let jobs = (JOBS_PER_GPU * self.engines.len()) as f64;
         let bound = compute.max(transfer);
         let (streamed_h, streamed_adds) = (r.kernel_ms_of("chunk.h."), r.kernel_ms_of("add."));
         let streamed_tails = r.kernel_ms_of("chunk.") - streamed_h;
@@ -790,7 +773,7 @@ impl Case for GpuCase<'_> {
                 top.into_iter().map(|(f, ms)| (f, ms.into())).collect::<serde_json::Map<_, _>>().into(),
             );
         }
-        m.insert("jobs".to_string(), JOBS.into());
+        m.insert("jobs".to_string(), (JOBS_PER_GPU * self.engines.len()).into());
         m.insert("gpus".to_string(), self.engines.len().into());
         m.insert("peak_bytes".to_string(), self.watches.iter().map(MemoryWatch::peak).max().unwrap_or(0).into());
         m.insert(
