@@ -11,8 +11,8 @@
 //! addition). Bases are distinct points generated on the GPU (`batch_add_{g1,g2}_expand`, as in the MSM
 //! bench) and uploaded once (not timed: a prover's SRS is resident).
 //!
-//! One run = 4 jobs per GPU with two in flight per engine (start k+1 before finishing k), timed with the wall
-//! clock from the first `start` to the last `finish`. Variants:
+//! One run = 4 jobs per GPU with two in flight per engine (start k+1 before finishing k), each engine driven
+//! from its own host thread, timed with the wall clock from the first `start` to the last `finish`. Variants:
 //! - `pinned-2stream` (baseline): inputs in page-locked memory, uploads on the copy stream;
 //! - `pinned-1stream`: the same with uploads on the compute stream (no overlap);
 //! - `pageable-2stream`: inputs in ordinary `Vec`s (the driver stages them);
@@ -667,41 +667,65 @@ impl<'g> GpuCase<'g> {
     }
 }
 
+/// One run's jobs on `engine` ([`JOBS_PER_GPU`], two in flight): their reports and results, in order.
+fn run_engine(
+    engine: &mut PartitionEngine<'_>,
+    place: &Place,
+    data: &HostData,
+    e: usize,
+) -> Result<(Vec<PhaseReport>, Vec<PartitionResults>)> {
+    let (mut reports, mut results) = (Vec::new(), Vec::new());
+    let mut pending = VecDeque::new();
+    for _ in 0..JOBS_PER_GPU {
+        pending.push_back(engine.start(GpuCase::job(place, data, e, None))?);
+        if pending.len() == 2
+            && let Some(t) = pending.pop_front()
+        {
+            let out = engine.finish(t)?;
+            reports.push(out.report);
+            results.push(out.results);
+        }
+    }
+    while let Some(t) = pending.pop_front() {
+        let out = engine.finish(t)?;
+        reports.push(out.report);
+        results.push(out.results);
+    }
+    Ok((reports, results))
+}
+
 impl Case for GpuCase<'_> {
     fn inputs(&self) -> &'static str {
         if self.variant.pinned { "pinned" } else { "pageable" }
     }
 
     fn run(&mut self) -> Result<f64> {
-        let engines = self.engines.len();
-        let mut reports: Vec<Vec<PhaseReport>> = vec![Vec::new(); engines];
-        let mut pending = VecDeque::new();
-        let mut results = Vec::new();
+        let (place, data) = (&self.place, &self.data);
         let start = Instant::now();
-        for j in 0..JOBS_PER_GPU * engines {
-            let e = j % engines;
-            let job = Self::job(&self.place, &self.data, e, None);
-            pending.push_back((e, self.engines[e].start(job)?));
-            // Two jobs in flight per engine.
-            if pending.len() == 2 * engines
-                && let Some((e, t)) = pending.pop_front()
-            {
-                let out = self.engines[e].finish(t)?;
-                reports[e].push(out.report);
-                results.push(out.results);
+        // One host thread per engine, as a multi-GPU prover drives them: `start` waits for its job's uploads
+        // and for the engine's previous MSM stage, which must not hold up the other GPUs.
+        let per_engine: Vec<Result<(Vec<PhaseReport>, Vec<PartitionResults>)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .engines
+                .iter_mut()
+                .enumerate()
+                .map(|(e, engine)| scope.spawn(move || run_engine(engine, place, data, e)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("an engine's thread panicked".into())))
+                .collect()
+        });
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        let mut per_gpu = Vec::with_capacity(per_engine.len());
+        for outcome in per_engine {
+            let (reports, results) = outcome?;
+            per_gpu.push(PhaseReport::merge(&reports).with_wall_ms(wall));
+            for r in results {
+                self.record(r);
             }
         }
-        while let Some((e, t)) = pending.pop_front() {
-            let out = self.engines[e].finish(t)?;
-            reports[e].push(out.report);
-            results.push(out.results);
-        }
-        let wall = start.elapsed().as_secs_f64() * 1e3;
-        let per_gpu: Vec<PhaseReport> = reports.iter().map(|r| PhaseReport::merge(r).with_wall_ms(wall)).collect();
         self.runs.push((wall, combine_gpus(&per_gpu)));
-        for r in results {
-            self.record(r);
-        }
         Ok(wall)
     }
 
