@@ -518,6 +518,12 @@ pub struct PartitionEngine<'g> {
     pub(super) input_stream: std::sync::Arc<CudaStream>,
 }
 
+// Each engine may be driven from its own thread (several GPUs: `ProverPool`'s docs).
+const _: () = {
+    const fn is_send<T: Send>() {}
+    is_send::<PartitionEngine<'static>>();
+};
+
 impl<'g> PartitionEngine<'g> {
     /// Allocates the working set on `gpu` for `srs` (which must live on `gpu`): the NTT tables (built here
     /// with one transform chain over the zeroed slot), MSM engines, batch adders and `config.slots` input

@@ -42,7 +42,10 @@ impl PoolTicket {
     }
 }
 
-/// Partition engines on several GPUs, jobs spread over them.
+/// Partition engines on several GPUs, jobs spread over them, from one thread. [`PartitionEngine::start`] returns
+/// once its job's inputs are uploaded and may first collect the engine's previous MSM stage, so one thread
+/// feeding several GPUs makes each wait for the others' waits; for the most throughput, give each engine its
+/// own thread (an engine is `Send`), as `cargo xtask bench pipeline` does.
 pub struct ProverPool<'g> {
     pub(super) engines: Vec<PartitionEngine<'g>>,
     pub(super) next: usize,
