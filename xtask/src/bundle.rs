@@ -217,7 +217,10 @@ if [ "${ZKGPU_SKIP_TESTS:-0}" != 1 ]; then
         [ -e "$gz" ] && tests+=("$gz")
       done
     done
-    [ "${#tests[@]}" -gt 0 ] || echo "ZKGPU_TESTS=$ZKGPU_TESTS names no test binary of this bundle"
+    if [ "${#tests[@]}" -eq 0 ]; then
+      # A misspelt name must not pass as "0 failed".
+      echo "ZKGPU_TESTS=$ZKGPU_TESTS names no test binary of this bundle"; failed=1
+    fi
   else
     for gz in "$here"/tests/*.gz; do
       [ -e "$gz" ] && tests+=("$gz")
@@ -350,7 +353,7 @@ mod tests {
     }
 
     /// `run.sh` with `ZKGPU_TESTS` runs the named test binaries only, in the order given, and sums their
-    /// results; without it, every one; a bench-only bundle (no tests folder entries) runs none.
+    /// results; without it, every one; a name that matches no binary fails the run.
     #[test]
     fn run_sh_runs_the_named_tests_in_order() {
         let dir = std::env::temp_dir().join(format!("zkgpu-xtask-run-sh-{}", std::process::id()));
@@ -386,7 +389,8 @@ mod tests {
         assert!(ok, "{stdout}");
         assert_eq!(ran.lines().count(), 3, "{ran}");
         assert!(stdout.contains("tests: 15 passed, 0 failed"), "{stdout}");
-        let (_, ran, stdout) = run(Some("groth16_gpu"));
+        let (ok, ran, stdout) = run(Some("groth16_gpu"));
+        assert!(!ok, "{stdout}");
         assert_eq!(ran, "");
         assert!(stdout.contains("names no test binary"), "{stdout}");
         std::fs::remove_dir_all(&dir).unwrap();
