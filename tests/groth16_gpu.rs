@@ -271,7 +271,8 @@ fn proofs_within_a_device_budget_match_bellperson() {
     check_gpu("resident", &mut resident, &params, first.clone(), &mut rng);
     let full = resident.memory()[0].expect("an engine after a proof").device_bytes;
     drop(resident);
-    let config = ProverConfig { max_device_bytes: Some(full - 1), ..ProverConfig::default() };
+    let config =
+        ProverConfig { max_device_bytes: Some(full + zkgpu::pipeline::BUDGET_RESERVE - 1), ..ProverConfig::default() };
     let mut streamed = Groth16Prover::with_config(std::slice::from_ref(&gpu), key.clone(), config).expect("prover");
     check_gpu("streamed H", &mut streamed, &params, first.clone(), &mut rng);
     let second = PowerRounds { x: Some(Scalar::random(&mut rng)), constants: first.constants.clone() };
@@ -287,7 +288,7 @@ fn proofs_within_a_device_budget_match_bellperson() {
     // and C shares B's buffer in one slot.
     let tight = |budget| ProverConfig {
         max_device_bytes: Some(budget),
-        engine: Some(zkgpu::PartitionConfig { query_window: 1 << 12, ..Default::default() }),
+        engine: Some(zkgpu::PartitionConfig { query_window: Some(1 << 12), ..Default::default() }),
         ..ProverConfig::default()
     };
     let needed = |budget: usize| {

@@ -22,8 +22,8 @@ use zkgpu::msm::cpu::msm_cpu;
 use zkgpu::msm::{MsmConfig, msm};
 use zkgpu::pipeline::cpu::{AssignmentQueries, partition_cpu};
 use zkgpu::pipeline::{
-    AssignmentInput, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs, ProverPool,
-    SplitMsm, StreamMode, msm_multi_gpu,
+    AssignmentInput, BUDGET_RESERVE, PartitionConfig, PartitionEngine, PartitionJob, PartitionResults, PartitionSrs,
+    ProverPool, SplitMsm, StreamMode, msm_multi_gpu,
 };
 use zkgpu::profile::PhaseKind;
 use zkgpu::{Error, Gpu, MemoryWatch, PinnedBuffer, PinnedMode, PinnedPool};
@@ -365,23 +365,24 @@ fn h_query_streams_within_a_budget() {
     assert!(!resident.memory().h_streamed);
     let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
 
-    let roomy = PartitionConfig { max_device_bytes: Some(full), ..Default::default() };
+    let roomy = PartitionConfig { max_device_bytes: Some(full + BUDGET_RESERVE), ..Default::default() };
     let uploaded = PartitionEngine::new(&gpu, host.pinned(&gpu, &pool), roomy).unwrap();
     assert_eq!(
         uploaded.memory(),
         zkgpu::pipeline::EngineMemory {
-            budget: full,
+            budget: full + BUDGET_RESERVE,
             device_bytes: full,
             h_streamed: false,
             streamed_assignments: 0,
             streamed_bytes_per_job: 0,
             slots: 2,
-            c_shares_b: false
+            c_shares_b: false,
+            query_window: None,
         }
     );
     drop(uploaded);
 
-    let tight = PartitionConfig { max_device_bytes: Some(full - 1), ..Default::default() };
+    let tight = PartitionConfig { max_device_bytes: Some(full + BUDGET_RESERVE - 1), ..Default::default() };
     let mut streamed = PartitionEngine::new(&gpu, host.pinned(&gpu, &pool), tight).unwrap();
     let memory = streamed.memory();
     println!("resident {full} bytes; streamed {memory:?}");
@@ -485,7 +486,7 @@ fn assignment_queries_stream_from_pinned_memory() {
         [(64, false, 2), (4096, false, 2), (4096, true, 2), (4096, true, 3), (1 << 22, false, 2)]
     {
         let config = |budget| PartitionConfig {
-            query_window: window,
+            query_window: Some(window),
             max_device_bytes: Some(budget),
             window_staging: depth,
             ..Default::default()
@@ -606,7 +607,8 @@ fn shared_buffers_then_one_slot_where_two_do_not_fit() {
     let full = two.device_bytes();
     gpu.synchronize().unwrap();
 
-    for (budget, slots, c_shares_b) in [(full - 1, 2, true), (full - 2 * n * 32 - 1, 1, false)] {
+    let budget = full + BUDGET_RESERVE;
+    for (budget, slots, c_shares_b) in [(budget - 1, 2, true), (budget - 2 * n * 32 - 1, 1, false)] {
         let watch = MemoryWatch::start(&gpu, std::time::Duration::from_micros(100)).unwrap();
         let config = PartitionConfig { max_device_bytes: Some(budget), ..Default::default() };
         let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), config).unwrap();
@@ -616,7 +618,7 @@ fn shared_buffers_then_one_slot_where_two_do_not_fit() {
             (slots, c_shares_b, false, budget),
             "{memory:?}"
         );
-        assert!(memory.device_bytes <= budget, "{memory:?}");
+        assert!(memory.device_bytes + BUDGET_RESERVE <= budget, "{memory:?}");
         let tickets: Vec<_> = pinned.iter().map(|p| engine.start(p.job(None)).unwrap()).collect();
         for (ticket, expected) in tickets.into_iter().zip(&expected) {
             assert_eq!(&engine.finish(ticket).unwrap().results, expected, "{memory:?} against two whole slots");
@@ -675,6 +677,60 @@ fn a_budget_below_the_working_set_is_refused() {
     let data = job_data(&mut rng, n, &host.lens, true);
     let t = engine.start(data.job()).unwrap();
     assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);
+}
+
+/// Without a configured `query_window` the engine streams in the largest of `QUERY_WINDOWS` that fits the
+/// budget: at each budget below, engines configured with each window, largest first, are refused until the
+/// first that fits, and that one is placed as the chosen one. The least budget stated without a window is the
+/// least over the windows, and a job within it (the first slot's bitmaps cut to the chosen window) equals the
+/// CPU's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_query_window_is_the_largest_that_fits() {
+    let _memory = shared_device_memory();
+    let gpu = gpu();
+    let mut rng = seeded_rng("the_query_window_is_the_largest_that_fits");
+    // Assignments longer than the smaller windows, so that the windows differ in what they take.
+    let n = 1 << 20;
+    let host = host_srs(&mut rng, n, true);
+    let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
+    let engine = |budget: usize, window: Option<usize>| {
+        let config = PartitionConfig { max_device_bytes: Some(budget), query_window: window, ..Default::default() };
+        PartitionEngine::new(&gpu, host.streamed_queries(&gpu, &pool, false), config)
+    };
+    let least = |window: Option<usize>| {
+        let needed = |budget| match engine(budget, window) {
+            Err(Error::DeviceBudget { needed, .. }) => needed,
+            other => panic!("window {window:?}, budget {budget}: {:?}", other.map(|e| e.memory())),
+        };
+        needed(needed(0))
+    };
+    let least_auto = least(None);
+    let least_each: Vec<usize> = zkgpu::pipeline::QUERY_WINDOWS.iter().map(|&w| least(Some(w))).collect();
+    println!("least budget: {least_auto} without a window; per window {least_each:?}");
+    assert_eq!(Some(&least_auto), least_each.iter().min());
+    let budgets = [least_auto, least_each[4], least_each[2], least_each[0]];
+    for budget in budgets {
+        let chosen = engine(budget, None).unwrap().memory();
+        let first_fit = zkgpu::pipeline::QUERY_WINDOWS
+            .iter()
+            .find_map(|&w| match engine(budget, Some(w)) {
+                Ok(e) => Some((w, e.memory())),
+                Err(Error::DeviceBudget { .. }) => None,
+                Err(e) => panic!("window {w}, budget {budget}: {e}"),
+            })
+            .expect("a window fits");
+        println!("budget {budget}: window {} chosen, {chosen:?}", first_fit.0);
+        assert_eq!(chosen, first_fit.1, "budget {budget}: the largest window that fits is 2^{}", first_fit.0.ilog2());
+        assert!(chosen.device_bytes + BUDGET_RESERVE <= budget, "{chosen:?}");
+    }
+    // Within the least budget the window is the smallest that fits, below the first slot's (largest) layout.
+    let mut tight = engine(least_auto, None).unwrap();
+    let memory = tight.memory();
+    assert!(memory.query_window.is_some_and(|w| w < n), "{memory:?}");
+    let data = job_data(&mut rng, n, &host.lens, true);
+    let t = tight.start(data.job()).unwrap();
+    assert_eq!(tight.finish(t).unwrap().results, host.reference(&data).0, "{memory:?}");
 }
 
 /// `max_tail_fraction` sizes the slots' tails: the engine holds `slots · Σ (len − ⌈f·len⌉) · 36` bytes less

@@ -265,7 +265,8 @@ pub struct EngineMemory {
     /// The device-memory budget it was made with, in bytes ([`PartitionConfig::max_device_bytes`], or what
     /// the device had free plus the SRS on it).
     pub budget: usize,
-    /// Device memory it holds, in bytes ([`PartitionEngine::device_bytes`]); at most `budget`.
+    /// Device memory it holds, in bytes ([`PartitionEngine::device_bytes`]); at most `budget` less
+    /// [`BUDGET_RESERVE`].
     pub device_bytes: usize,
     /// The H query streams from pinned host memory in every job (it did not fit the budget).
     pub h_streamed: bool,
@@ -279,7 +280,16 @@ pub struct EngineMemory {
     /// Its slots hold two vectors of `n`, not three: C is uploaded into B's buffer once B is multiplied into
     /// A, so a job's last upload waits for its first transforms (chosen only where three do not fit).
     pub c_shares_b: bool,
+    /// Positions per window of the streamed assignments ([`PartitionConfig::query_window`], or the one chosen
+    /// for the budget); `None` where none streams.
+    pub query_window: Option<usize>,
 }
+
+/// Bytes of every budget ([`PartitionConfig::max_device_bytes`]) that an engine leaves unplaced: the driver
+/// rounds each allocation up to its page size, so its count of memory in use runs above the engine's byte
+/// count by up to ~2 MiB per allocation (the measured excess is in DESIGN.md, section 5). A budget is kept as
+/// the driver counts it.
+pub const BUDGET_RESERVE: usize = 128 << 20;
 
 /// Where the H MSM's bases live.
 #[derive(Debug, PartialEq)]
@@ -304,6 +314,8 @@ struct PlacementInput<'c> {
     /// Per assignment given in pinned memory, in the order they stream: its device memory resident (its
     /// queries and groups) and streamed (its groups and staging). Not in `one_slot`.
     pinned: Vec<(usize, usize)>,
+    /// Positions per window of the streamed assignments (sizes `pinned`'s streamed bytes and caps H's chunks).
+    query_window: usize,
     budget: usize,
     /// The device (for the streamed plan's fit: total memory, SMs).
     limits: DeviceLimits,
@@ -367,7 +379,7 @@ fn place_h(
     // Streamed bases cannot be a precomputed table; the fewest chunks (of at most `largest`) whose scratch and
     // staging fit (the first chunks upload while the job's work on device bases runs: `queue_msm_stage`).
     let streamed = MsmConfig { chunk: h_msm.chunk, precompute: 0, ..*h_msm };
-    let largest = if interleaved { interleaved_h_chunk(input.config) } else { input.n };
+    let largest = if interleaved { interleaved_h_chunk(input.query_window) } else { input.n };
     match MsmPlan::within_streamed_bases::<G1>(input.n, &streamed, largest, &input.limits.capped(room)) {
         Ok(plan) => Ok(Ok(HPlacement::Streamed(plan))),
         Err(Error::OutOfMemory { requested, .. }) => Ok(Err((h_bytes + resident_bytes).min(requested))),
@@ -376,11 +388,11 @@ fn place_h(
 }
 
 /// The largest chunk of a streamed H MSM whose steps interleave with streamed assignments' windows: half a
-/// window (`PartitionConfig::query_window`). The fewest chunks that fit are not the fastest there: an H
-/// step's kernels should take about as long as a window's copies, or the copy stream idles during the H
-/// steps and the compute stream during the windows (measured in DESIGN.md, section 5, "Streamed H chunks").
-fn interleaved_h_chunk(config: &PartitionConfig) -> usize {
-    (config.query_window / 2).max(1)
+/// window. The fewest chunks that fit are not the fastest there: an H step's kernels should take about as long
+/// as a window's copies, or the copy stream idles during the H steps and the compute stream during the windows
+/// (measured in DESIGN.md, section 5, "Streamed H chunks").
+fn interleaved_h_chunk(query_window: usize) -> usize {
+    (query_window / 2).max(1)
 }
 
 /// The tail MSM's plan for an assignment of `len` scalars: up to `len` sparse scalars, the window chosen for
@@ -438,15 +450,22 @@ pub(super) fn tail_capacity(len: usize, config: &PartitionConfig) -> Result<usiz
     Ok(((len as f64 * f).ceil() as usize).min(len))
 }
 
-/// Positions per window of a streamed assignment of `len`: [`PartitionConfig::query_window`], or the length
-/// rounded up to whole bitmap words when shorter. `Err(Pipeline)` unless the configured window is a positive
-/// multiple of 32.
-pub(super) fn query_window(len: usize, config: &PartitionConfig) -> Result<usize> {
-    let w = config.query_window;
-    if w == 0 || !w.is_multiple_of(32) {
-        return Err(Error::Pipeline(format!("PartitionConfig::query_window {w}: a positive multiple of 32")));
+/// Positions per window of a streamed assignment of `len` for windows of `w`: `w`, or the length rounded up to
+/// whole bitmap words when shorter.
+pub(super) fn query_window(len: usize, w: usize) -> usize {
+    w.min(len.next_multiple_of(32))
+}
+
+/// The windows to try, largest first: the configured one, or [`QUERY_WINDOWS`]. `Err(Pipeline)` unless the
+/// configured window is a positive multiple of 32.
+fn query_windows(config: &PartitionConfig) -> Result<Vec<usize>> {
+    match config.query_window {
+        Some(w) if w == 0 || !w.is_multiple_of(32) => {
+            Err(Error::Pipeline(format!("PartitionConfig::query_window {w}: a positive multiple of 32")))
+        }
+        Some(w) => Ok(vec![w]),
+        None => Ok(QUERY_WINDOWS.to_vec()),
     }
-    Ok(w.min(len.next_multiple_of(32)))
 }
 
 /// The tail entries of each of `windows` windows of `window` positions, for ascending `tail_index`: consecutive
@@ -527,10 +546,10 @@ const _: () = {
 impl<'g> PartitionEngine<'g> {
     /// Allocates the working set on `gpu` for `srs` (which must live on `gpu`): the NTT tables (built here
     /// with one transform chain over the zeroed slot), MSM engines, batch adders and `config.slots` input
-    /// slots, all within [`PartitionConfig::max_device_bytes`]: an H query and assignment queries in pinned
-    /// memory are uploaded if the whole set fits, else streamed (H first, then the assignments, smallest
-    /// first), and fewer slots are made where the configured number does not fit even then
-    /// ([`PartitionEngine::memory`] says what was chosen). `Err(DeviceBudget)` when the
+    /// slots, all within [`PartitionConfig::max_device_bytes`] less [`BUDGET_RESERVE`]: an H query and
+    /// assignment queries in pinned memory are uploaded if the whole set fits, else streamed (H first, then the
+    /// assignments, smallest first, in the largest query window that fits), and fewer slots are made where the
+    /// configured number does not fit even then ([`PartitionEngine::memory`] says what was chosen). `Err(DeviceBudget)` when the
     /// budget is below the smallest working set, `Err(OutOfMemory)` when the device cannot hold what fits the
     /// budget; either way nothing stays allocated.
     pub fn new(gpu: &'g Gpu, mut srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {
@@ -547,23 +566,31 @@ impl<'g> PartitionEngine<'g> {
             Some(budget) => budget,
             None => gpu.memory_info()?.0 + srs.device_bytes(),
         };
+        // What the engine places: the budget less the driver's rounding.
+        let room = budget.saturating_sub(BUDGET_RESERVE);
         let log_n = srs.n.trailing_zeros();
-        let over =
-            |needed: usize| Error::DeviceBudget { budget, needed, what: format!("a 2^{log_n} partition engine") };
-        let windows = srs
-            .assignments
-            .iter()
-            .map(|a| a.streamed().then(|| query_window(a.len, &config)).transpose())
-            .collect::<Result<Vec<_>>>()?;
+        let over = |needed: usize| Error::DeviceBudget {
+            budget,
+            needed: needed.saturating_add(BUDGET_RESERVE),
+            what: format!("a 2^{log_n} partition engine"),
+        };
+        let windows = query_windows(&config)?;
         let shape = srs.shape();
-        let tail_capacity = shape.assignments.iter().map(|&len| tail_capacity(len, &config)).collect::<Result<_>>()?;
-        let mut layout = SlotLayout { shape, windows, tail_capacity, c_shares_b: false };
-        // What is certain before allocating anything (the SRS and one slot of two vectors): a budget below it
-        // is refused without touching the device.
-        let slot_bytes = Slot::bytes(&layout);
+        let tail_capacity: Vec<usize> =
+            shape.assignments.iter().map(|&len| tail_capacity(len, &config)).collect::<Result<_>>()?;
+        // The slots' layout for windows of `w` (assignments in pinned memory have windows: they may stream).
+        let layout_for = |w: usize| SlotLayout {
+            shape: shape.clone(),
+            windows: srs.assignments.iter().map(|a| a.streamed().then(|| query_window(a.len, w))).collect(),
+            tail_capacity: tail_capacity.clone(),
+            c_shares_b: false,
+        };
+        // What is certain before allocating anything (the SRS and the smallest slot of two vectors): a budget
+        // below it is refused without touching the device.
         let vector_bytes = srs.n * size_of::<Scalar>();
-        let floor = srs.device_bytes() + slot_bytes - vector_bytes;
-        if floor > budget {
+        let smallest_window = windows.iter().copied().min().unwrap_or(usize::MAX);
+        let floor = srs.device_bytes() + Slot::bytes(&layout_for(smallest_window)) - vector_bytes;
+        if floor > room {
             return Err(over(floor));
         }
         let ntt = Ntt::new(gpu)?;
@@ -579,46 +606,70 @@ impl<'g> PartitionEngine<'g> {
             .iter()
             .map(|a| if a.streamed() { Ok(None) } else { groups(a, None).map(Some) })
             .collect::<Result<Vec<_>>>()?;
-        // One slot of two vectors first (C gets its own buffer once placed): the NTT tables are built on it (so
-        // that jobs allocate nothing).
-        let mut first = Slot::new(gpu, &SlotLayout { c_shares_b: true, ..layout.clone() })?;
+        // One slot of two vectors first, laid out for the largest window (C gets its own buffer, and the
+        // bitmaps their chosen size, once placed): the NTT tables are built on it (so that jobs allocate
+        // nothing).
+        let mut first = Slot::new(gpu, &SlotLayout { c_shares_b: true, ..layout_for(windows[0]) })?;
         first.transform(&ntt)?;
-        let one_slot = srs.device_bytes()
-            + ntt.device_bytes()
-            + slot_bytes
-            + queries.iter().flatten().map(groups_bytes).sum::<usize>();
-        // The assignments in pinned memory, the smallest first (the first to stream), resident and streamed.
+        let fixed = srs.device_bytes() + ntt.device_bytes() + queries.iter().flatten().map(groups_bytes).sum::<usize>();
+        // The assignments in pinned memory, the smallest first (the first to stream).
         let mut pinned: Vec<usize> = (0..srs.assignments.len()).filter(|&i| srs.assignments[i].streamed()).collect();
         pinned.sort_by_key(|&i| srs.assignments[i].streamed_bytes());
-        let pinned_bytes = pinned
-            .iter()
-            .map(|&i| {
-                let (a, window) = (&srs.assignments[i], layout.windows[i]);
-                let bytes = |window| -> Result<usize> {
-                    Ok(QueryGroup::<G1>::bytes(gpu, a.g1.len(), a.len, window, &config)?
-                        + QueryGroup::<G2>::bytes(gpu, a.g2.len(), a.len, window, &config)?)
-                };
-                Ok((a.streamed_bytes() + bytes(None)?, bytes(window)?))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let input = PlacementInput {
-            n: srs.n,
-            h_pinned: matches!(srs.h, HQuery::Pinned(_)),
-            config: &config,
-            one_slot,
-            slot_bytes,
-            vector_bytes,
-            pinned: pinned_bytes,
-            budget,
-            // The room is the budget's: the device is checked by the allocations themselves.
-            limits: DeviceLimits {
-                memory_bytes: usize::MAX,
-                total_bytes: gpu.info().total_memory,
-                sm_count: gpu.info().sm_count,
-            },
+        // The room is the budget's: the device is checked by the allocations themselves.
+        let limits = DeviceLimits {
+            memory_bytes: usize::MAX,
+            total_bytes: gpu.info().total_memory,
+            sm_count: gpu.info().sm_count,
         };
-        let Placement { slots: count, c_shares_b, h, streamed } = place(&input)?.map_err(over)?;
-        layout.c_shares_b = c_shares_b;
+        // The largest window with which the working set fits, then the placement `place` makes with it.
+        let mut smallest = usize::MAX;
+        let mut placed = None;
+        for &w in &windows {
+            let candidate = layout_for(w);
+            let slot_bytes = Slot::bytes(&candidate);
+            // Each pinned assignment's device memory resident and streamed.
+            let pinned_bytes = pinned
+                .iter()
+                .map(|&i| {
+                    let (a, window) = (&srs.assignments[i], candidate.windows[i]);
+                    let bytes = |window| -> Result<usize> {
+                        Ok(QueryGroup::<G1>::bytes(gpu, a.g1.len(), a.len, window, &config)?
+                            + QueryGroup::<G2>::bytes(gpu, a.g2.len(), a.len, window, &config)?)
+                    };
+                    Ok((a.streamed_bytes() + bytes(None)?, bytes(window)?))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let input = PlacementInput {
+                n: srs.n,
+                h_pinned: matches!(srs.h, HQuery::Pinned(_)),
+                config: &config,
+                one_slot: fixed + slot_bytes,
+                slot_bytes,
+                vector_bytes,
+                pinned: pinned_bytes,
+                query_window: w,
+                budget: room,
+                limits,
+            };
+            match place(&input)? {
+                Ok(placement) => {
+                    placed = Some((candidate, placement));
+                    break;
+                }
+                Err(needed) => smallest = smallest.min(needed),
+            }
+        }
+        let Some((chosen, Placement { slots: count, c_shares_b, h, streamed })) = placed else {
+            return Err(over(smallest));
+        };
+        if chosen.windows != layout_for(windows[0]).windows {
+            // The first slot's bitmaps for the chosen windows (no larger): the old ones are freed first.
+            first.ones = Vec::new();
+            first.ones = (0..chosen.shape.assignments.len())
+                .map(|i| gpu.alloc_zeroed(chosen.ones_words(i)))
+                .collect::<Result<_>>()?;
+        }
+        let layout = SlotLayout { c_shares_b, ..chosen };
         if !c_shares_b {
             first.c = Some(gpu.alloc_zeroed(srs.n)?);
         }
@@ -684,7 +735,7 @@ impl<'g> PartitionEngine<'g> {
             input_stream,
         };
         let needed = engine.device_bytes();
-        if needed > budget {
+        if needed > room {
             return Err(over(needed));
         }
         tracing::info!(
@@ -693,6 +744,7 @@ impl<'g> PartitionEngine<'g> {
             h_streamed = stream_h,
             slots = count,
             c_shares_b,
+            query_window = engine.memory().query_window,
             "partition engine ready"
         );
         Ok(engine)
@@ -711,6 +763,9 @@ impl<'g> PartitionEngine<'g> {
                 + self.srs.assignments.iter().map(AssignmentBases::streamed_bytes).sum::<usize>(),
             slots: self.slots.len(),
             c_shares_b: self.layout.c_shares_b,
+            query_window: (self.srs.assignments.iter().zip(&self.layout.windows))
+                .filter_map(|(a, &w)| if a.streamed() { w } else { None })
+                .max(),
         }
     }
 
@@ -1240,6 +1295,7 @@ mod tests {
             slot_bytes,
             vector_bytes,
             pinned,
+            query_window: 1 << 22,
             budget,
             limits,
         };
@@ -1293,7 +1349,7 @@ mod tests {
     #[test]
     fn streamed_h_chunks_are_at_most_half_a_window_beside_streamed_assignments() {
         let (_, msm, h) = resident();
-        let config = PartitionConfig { query_window: 1 << 18, ..PartitionConfig::default() };
+        let config = PartitionConfig::default();
         // An assignment that only fits streamed (10 MB), a budget a byte short of H resident beside it.
         let streamed_group = 10 << 20;
         let budget = ONE_SLOT + streamed_group + h + msm - 1;
@@ -1305,6 +1361,7 @@ mod tests {
             slot_bytes: 1 << 40,
             vector_bytes: 0,
             pinned: vec![(1 << 40, streamed_group)],
+            query_window: 1 << 18,
             budget,
             limits: LIMITS,
         };

@@ -46,7 +46,8 @@ pub struct PartitionConfig {
     /// beyond it is `Err(Pipeline)`, so results a caller does not collect cannot pile up on the engine.
     pub max_in_flight: usize,
     /// Device memory the engine may hold, the SRS included (`None`: what the device has free when the engine
-    /// is made, plus the SRS already on it). An H query given in pinned host memory
+    /// is made, plus the SRS already on it), as the driver counts it: [`BUDGET_RESERVE`] of it is left for the
+    /// driver's rounding of the engine's allocations. An H query given in pinned host memory
     /// ([`PartitionSrs::pinned`]) is uploaded when the whole working set fits, else streamed through the H MSM
     /// chunk by chunk in every job; then likewise assignment queries given in pinned memory
     /// ([`PartitionSrs::add_assignment_pinned`], window by window of [`Self::query_window`]); where even
@@ -57,9 +58,11 @@ pub struct PartitionConfig {
     /// Positions per window of an assignment whose queries stream from pinned host memory
     /// ([`PartitionSrs::add_assignment_pinned`]; a positive multiple of 32): each window of every such query
     /// is uploaded once per job, double-buffered against the previous window's batch addition and tail MSM
-    /// chunk. Larger windows take fewer launches and more device memory (two windows of staged points, and
-    /// batch-addition and MSM scratch for one).
-    pub query_window: usize,
+    /// chunk. Larger windows take fewer launches and more device memory (staged points, and batch-addition and
+    /// MSM scratch for one window). `None` (the default): the largest of [`QUERY_WINDOWS`] with which the
+    /// working set fits the budget, before more slots (a larger window gained more than a second slot in
+    /// every measured budget: DESIGN.md, section 5); [`PartitionEngine::memory`] says which.
+    pub query_window: Option<usize>,
     /// Staging buffers per streamed query group (at least 2, the default: fewer count as 2): with more, the
     /// windows' copies run further ahead of their kernels, so that a window whose copy outlasts its kernels,
     /// or one slowed by other copies, is less likely to keep the kernels waiting. Each is a window of points.
@@ -70,8 +73,16 @@ pub struct PartitionConfig {
     pub interleave_streamed: bool,
 }
 
-/// Default [`PartitionConfig::query_window`].
-pub const QUERY_WINDOW: usize = 1 << 22;
+/// The windows [`PartitionConfig::query_window`]`: None` chooses from, largest first: 2^24 down to 2^12.
+pub const QUERY_WINDOWS: [usize; 13] = {
+    let mut windows = [0; 13];
+    let mut i = 0;
+    while i < windows.len() {
+        windows[i] = 1 << (24 - i);
+        i += 1;
+    }
+    windows
+};
 
 impl Default for PartitionConfig {
     fn default() -> Self {
@@ -85,7 +96,7 @@ impl Default for PartitionConfig {
             batch_add: Method::Affine,
             max_in_flight: 64,
             max_device_bytes: None,
-            query_window: QUERY_WINDOW,
+            query_window: None,
             window_staging: 2,
             interleave_streamed: true,
         }

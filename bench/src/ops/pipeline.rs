@@ -29,11 +29,11 @@
 //!   beside streamed queries, half a window, against a chunk it would not choose).
 //! - `-qpinned` after a variant: the assignment queries in pinned memory (`PartitionSrs::add_assignment_pinned`):
 //!   uploaded where the budget has room, else streamed window by window through every job (after H); `-qwK` after
-//!   that: windows of 2^K positions (`PartitionConfig::query_window`). `-budget8` and `-budget12` exist for these
-//!   (at 2^24 the queries stream only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other
-//!   rather than interleaved step by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before
-//!   it: the slots' tails sized for K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails
-//!   are ~10%). `-qsK` between `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query group
+//!   that: windows of 2^K positions (`PartitionConfig::query_window`; without it the engine chooses for the
+//!   budget, the field `query_window`). `-budget8` and `-budget12` exist for these (at 2^24 the queries stream
+//!   only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than interleaved step
+//!   by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before it: the slots' tails sized for
+//!   K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails are ~10%). `-qsK` between `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query group
 //!   (`PartitionConfig::window_staging`, 2 by default). `-hwK` after those (before `-serial`): the H MSM's window
 //!   bits (`PartitionConfig::h_msm`), for the A/B of the cost model's choice.
 //!
@@ -142,7 +142,7 @@ struct Variant {
     /// The H MSM's window bits (the `-hwK` suffix, after every other but `-serial`), else the cost model's.
     h_window_bits: Option<u32>,
     /// The assignment queries are given in pinned host memory (`-qpinned`), streamed (when the budget needs
-    /// it) in windows of this many positions (`-qwK`: 2^K) or the engine's default.
+    /// it) in windows of this many positions (`-qwK`: 2^K) or the engine's choice.
     queries_pinned: bool,
     query_window: Option<usize>,
     /// Staging buffers per streamed query group (`-qsK`, after `-qpinned` and `-qwK`), else the engine's 2.
@@ -536,7 +536,7 @@ impl<'g> GpuCase<'g> {
                 window_bits: variant.h_window_bits,
                 ..PartitionConfig::default().h_msm
             },
-            query_window: variant.query_window.unwrap_or(PartitionConfig::default().query_window),
+            query_window: variant.query_window,
             window_staging: variant.window_staging.unwrap_or(PartitionConfig::default().window_staging),
             interleave_streamed: !variant.serial,
             max_tail_fraction: variant.max_tail.map_or(1.0, |p| f64::from(p) / 100.0),
@@ -810,6 +810,9 @@ impl Case for GpuCase<'_> {
             m.insert("streamed_assignments".to_string(), memory.streamed_assignments.into());
             m.insert("slots".to_string(), memory.slots.into());
             m.insert("c_shares_b".to_string(), memory.c_shares_b.into());
+            if let Some(w) = memory.query_window {
+                m.insert("query_window".to_string(), w.into());
+            }
             if self.variant.budget.is_some() {
                 m.insert("budget_bytes".to_string(), memory.budget.into());
             }
