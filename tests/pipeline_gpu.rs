@@ -609,6 +609,9 @@ fn shared_buffers_then_one_slot_where_two_do_not_fit() {
 
     let budget = full + BUDGET_RESERVE;
     for (budget, slots, c_shares_b) in [(budget - 1, 2, true), (budget - 2 * n * 32 - 1, 1, false)] {
+        // The previous engine's memory back first (the driver returns freed memory at a synchronization), so
+        // that the watch's start counts none of it.
+        gpu.synchronize().unwrap();
         let watch = MemoryWatch::start(&gpu, std::time::Duration::from_micros(100)).unwrap();
         let config = PartitionConfig { max_device_bytes: Some(budget), ..Default::default() };
         let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), config).unwrap();
@@ -679,20 +682,23 @@ fn a_budget_below_the_working_set_is_refused() {
     assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);
 }
 
-/// Without a configured `query_window` the engine streams in the largest of `QUERY_WINDOWS` that fits the
-/// budget: at each budget below, engines configured with each window, largest first, are refused until the
-/// first that fits, and that one is placed as the chosen one. The least budget stated without a window is the
-/// least over the windows, and a job within it (the first slot's bitmaps cut to the chosen window) equals the
-/// CPU's.
+/// Without a configured `query_window` the engine streams in the largest of `QUERY_WINDOWS`, up to a quarter
+/// of the assignment, that fits the budget: at each budget below, engines configured with each such window,
+/// largest first, are refused until the first that fits, and that one is placed as the chosen one. The least
+/// budget stated without a window is the least over those windows, and a job within it (the first slot's
+/// bitmaps cut to the chosen window) equals the CPU's.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_query_window_is_the_largest_that_fits() {
     let _memory = shared_device_memory();
     let gpu = gpu();
     let mut rng = seeded_rng("the_query_window_is_the_largest_that_fits");
-    // Assignments longer than the smaller windows, so that the windows differ in what they take.
+    // One assignment (three G1 queries) longer than the smaller windows, so that the windows differ in what
+    // they take; a quarter of it is 2^18 positions.
     let n = 1 << 20;
-    let host = host_srs(&mut rng, n, true);
+    let host = host_srs(&mut rng, n, false);
+    let quarter = 1 << 18;
+    let windows: Vec<usize> = zkgpu::pipeline::QUERY_WINDOWS.into_iter().filter(|&w| w <= quarter).collect();
     let pool = PinnedPool::new(&gpu, PinnedMode::WriteCombined, None);
     let engine = |budget: usize, window: Option<usize>| {
         let config = PartitionConfig { max_device_bytes: Some(budget), query_window: window, ..Default::default() };
@@ -706,13 +712,12 @@ fn the_query_window_is_the_largest_that_fits() {
         needed(needed(0))
     };
     let least_auto = least(None);
-    let least_each: Vec<usize> = zkgpu::pipeline::QUERY_WINDOWS.iter().map(|&w| least(Some(w))).collect();
-    println!("least budget: {least_auto} without a window; per window {least_each:?}");
+    let least_each: Vec<usize> = windows.iter().map(|&w| least(Some(w))).collect();
+    println!("least budget: {least_auto} without a window; per window {windows:?}: {least_each:?}");
     assert_eq!(Some(&least_auto), least_each.iter().min());
-    let budgets = [least_auto, least_each[4], least_each[2], least_each[0]];
-    for budget in budgets {
+    for budget in [least_auto, least_each[2], least_each[0], usize::MAX / 2] {
         let chosen = engine(budget, None).unwrap().memory();
-        let first_fit = zkgpu::pipeline::QUERY_WINDOWS
+        let first_fit = windows
             .iter()
             .find_map(|&w| match engine(budget, Some(w)) {
                 Ok(e) => Some((w, e.memory())),
@@ -723,11 +728,12 @@ fn the_query_window_is_the_largest_that_fits() {
         println!("budget {budget}: window {} chosen, {chosen:?}", first_fit.0);
         assert_eq!(chosen, first_fit.1, "budget {budget}: the largest window that fits is 2^{}", first_fit.0.ilog2());
         assert!(chosen.device_bytes + BUDGET_RESERVE <= budget, "{chosen:?}");
+        assert!(chosen.query_window.is_none_or(|w| w <= quarter), "{chosen:?}");
     }
     // Within the least budget the window is the smallest that fits, below the first slot's (largest) layout.
     let mut tight = engine(least_auto, None).unwrap();
     let memory = tight.memory();
-    assert!(memory.query_window.is_some_and(|w| w < n), "{memory:?}");
+    assert!(memory.query_window.is_some_and(|w| w < quarter), "{memory:?}");
     let data = job_data(&mut rng, n, &host.lens, true);
     let t = tight.start(data.job()).unwrap();
     assert_eq!(tight.finish(t).unwrap().results, host.reference(&data).0, "{memory:?}");
@@ -904,9 +910,11 @@ fn device_oom_is_typed_and_frees_everything() {
     let host = host_srs(&mut rng, n, false);
     gpu.synchronize().unwrap();
     let (free_before, total) = gpu.memory_info().unwrap();
-    // Enough slots to exceed the device twice over: each slot holds ~4n scalars (a, b, c, the tail).
+    // Enough slots to exceed the device twice over: each slot holds ~4n scalars (a, b, c, the tail). Within a
+    // budget the device cannot hold, the placement fits them and the allocations run out.
     let slots = total / (64 * n) + 2;
-    let result = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig { slots, ..Default::default() });
+    let config = PartitionConfig { slots, max_device_bytes: Some(2 * total), ..Default::default() };
+    let result = PartitionEngine::new(&gpu, host.upload(&gpu), config);
     assert!(matches!(result, Err(Error::OutOfMemory { .. })), "{:?}", result.as_ref().err());
     drop(result);
     gpu.synchronize().unwrap();
@@ -916,8 +924,14 @@ fn device_oom_is_typed_and_frees_everything() {
         free_after + (64 << 20) >= free_before,
         "device memory leaked: {free_before} free before, {free_after} after"
     );
-    // The context is still usable.
-    let mut engine = PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig::default()).unwrap();
+    // The context is still usable; within the default budget (the memory free) the engine makes the slots
+    // that fit, leaving the reserve.
+    let mut engine =
+        PartitionEngine::new(&gpu, host.upload(&gpu), PartitionConfig { slots, ..Default::default() }).unwrap();
+    let memory = engine.memory();
+    println!("{slots} slots asked for within the memory free: {memory:?}");
+    assert!(memory.slots > 2 && memory.slots < slots, "{memory:?}");
+    assert!(memory.device_bytes + BUDGET_RESERVE <= memory.budget, "{memory:?}");
     let data = job_data(&mut rng, n, &host.lens, true);
     let t = engine.start(data.job()).unwrap();
     assert_eq!(engine.finish(t).unwrap().results, host.reference(&data).0);

@@ -285,10 +285,9 @@ pub struct EngineMemory {
     pub query_window: Option<usize>,
 }
 
-/// Bytes of every budget ([`PartitionConfig::max_device_bytes`]) that an engine leaves unplaced: the driver
-/// rounds each allocation up to its page size, so its count of memory in use runs above the engine's byte
-/// count by up to ~2 MiB per allocation (the measured excess is in DESIGN.md, section 5). A budget is kept as
-/// the driver counts it.
+/// Bytes of every budget ([`PartitionConfig::max_device_bytes`]) that an engine leaves unplaced: the driver's
+/// stream-ordered allocator maps memory in whole pages, so its count of memory in use runs above the engine's
+/// byte count (the measured excess is in DESIGN.md, section 5). A budget is kept as the driver counts it.
 pub const BUDGET_RESERVE: usize = 128 << 20;
 
 /// Where the H MSM's bases live.
@@ -451,8 +450,12 @@ pub(super) fn tail_capacity(len: usize, config: &PartitionConfig) -> Result<usiz
 }
 
 /// Positions per window of a streamed assignment of `len` for windows of `w`: `w`, or the length rounded up to
-/// whole bitmap words when shorter.
-pub(super) fn query_window(len: usize, w: usize) -> usize {
+/// whole bitmap words when shorter. A window the engine chooses (`chosen`) is also at most a quarter of the
+/// assignment (a power of two, at least 32), so that each window's copy overlaps the previous window's
+/// kernels: one window for a whole 2^24 assignment ran slower per job than four (DESIGN.md, section 5).
+pub(super) fn query_window(len: usize, w: usize, chosen: bool) -> usize {
+    let quarter = 1 << (len / 4).max(32).ilog2();
+    let w = if chosen { w.min(quarter) } else { w };
     w.min(len.next_multiple_of(32))
 }
 
@@ -581,7 +584,9 @@ impl<'g> PartitionEngine<'g> {
         // The slots' layout for windows of `w` (assignments in pinned memory have windows: they may stream).
         let layout_for = |w: usize| SlotLayout {
             shape: shape.clone(),
-            windows: srs.assignments.iter().map(|a| a.streamed().then(|| query_window(a.len, w))).collect(),
+            windows: (srs.assignments.iter())
+                .map(|a| a.streamed().then(|| query_window(a.len, w, config.query_window.is_none())))
+                .collect(),
             tail_capacity: tail_capacity.clone(),
             c_shares_b: false,
         };
@@ -624,8 +629,14 @@ impl<'g> PartitionEngine<'g> {
         // The largest window with which the working set fits, then the placement `place` makes with it.
         let mut smallest = usize::MAX;
         let mut placed = None;
+        let mut tried: Option<Vec<Option<usize>>> = None;
         for &w in &windows {
             let candidate = layout_for(w);
+            // Windows capped by the assignments' lengths repeat a layout already tried.
+            if tried.as_ref() == Some(&candidate.windows) {
+                continue;
+            }
+            tried = Some(candidate.windows.clone());
             let slot_bytes = Slot::bytes(&candidate);
             // Each pinned assignment's device memory resident and streamed.
             let pinned_bytes = pinned
@@ -647,7 +658,7 @@ impl<'g> PartitionEngine<'g> {
                 slot_bytes,
                 vector_bytes,
                 pinned: pinned_bytes,
-                query_window: w,
+                query_window: candidate.windows.iter().flatten().copied().max().unwrap_or(w),
                 budget: room,
                 limits,
             };
