@@ -552,9 +552,9 @@ impl<'g> PartitionEngine<'g> {
     /// slots, all within [`PartitionConfig::max_device_bytes`] less [`BUDGET_RESERVE`]: an H query and
     /// assignment queries in pinned memory are uploaded if the whole set fits, else streamed (H first, then the
     /// assignments, smallest first, in the largest query window that fits), and fewer slots are made where the
-    /// configured number does not fit even then ([`PartitionEngine::memory`] says what was chosen). `Err(DeviceBudget)` when the
-    /// budget is below the smallest working set, `Err(OutOfMemory)` when the device cannot hold what fits the
-    /// budget; either way nothing stays allocated.
+    /// configured number does not fit even then ([`PartitionEngine::memory`] says what was chosen).
+    /// `Err(DeviceBudget)` when the budget is below the smallest working set, `Err(OutOfMemory)` when the device
+    /// cannot hold what fits the budget; either way nothing stays allocated.
     pub fn new(gpu: &'g Gpu, mut srs: PartitionSrs, config: PartitionConfig) -> Result<Self> {
         let span = tracing::info_span!("zkgpu.pipeline.engine_new", gpu = gpu.info().ordinal, n = srs.n);
         let _entered = span.enter();

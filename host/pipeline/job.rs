@@ -59,9 +59,10 @@ pub struct PartitionConfig {
     /// ([`PartitionSrs::add_assignment_pinned`]; a positive multiple of 32): each window of every such query
     /// is uploaded once per job, double-buffered against the previous window's batch addition and tail MSM
     /// chunk. Larger windows take fewer launches and more device memory (staged points, and batch-addition and
-    /// MSM scratch for one window). `None` (the default): the largest of [`QUERY_WINDOWS`] with which the
-    /// working set fits the budget, before more slots (a larger window gained more than a second slot in
-    /// every measured budget: DESIGN.md, section 5); [`PartitionEngine::memory`] says which.
+    /// MSM scratch for one window). `None` (the default): the largest of [`QUERY_WINDOWS`], at most a quarter
+    /// of the assignment, with which the working set fits the budget, before more slots (a larger window gained
+    /// more than a second slot in the measured budgets: DESIGN.md, section 9); [`PartitionEngine::memory`] says
+    /// which.
     pub query_window: Option<usize>,
     /// Staging buffers per streamed query group (at least 2, the default: fewer count as 2): with more, the
     /// windows' copies run further ahead of their kernels, so that a window whose copy outlasts its kernels,
