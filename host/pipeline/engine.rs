@@ -1330,6 +1330,28 @@ mod tests {
         (plan, plan.device_bytes::<G1>(false), N * size_of::<G1Affine>())
     }
 
+    /// A configured window is kept (up to the assignment's length in whole words); a chosen one is also at most
+    /// a quarter of the assignment. Either way a positive multiple of 32.
+    #[test]
+    fn chosen_windows_are_at_most_a_quarter_of_the_assignment() {
+        assert_eq!(query_window((1 << 27) + 5, 1 << 24, true), 1 << 24);
+        assert_eq!(query_window((1 << 24) + 37, 1 << 24, true), 1 << 22);
+        assert_eq!(query_window((1 << 24) + 37, 1 << 24, false), 1 << 24);
+        assert_eq!(query_window(1000, 1 << 24, false), 1024);
+        assert_eq!(query_window(100, 1 << 12, true), 32);
+        for len in (1..5000).step_by(7).chain([1 << 20, (1 << 20) + 1, (1 << 27) - 3]) {
+            for w in QUERY_WINDOWS {
+                for chosen in [false, true] {
+                    let window = query_window(len, w, chosen);
+                    assert!(window > 0 && window.is_multiple_of(32) && window <= w, "{len} {w} {chosen}: {window}");
+                    assert!(!chosen || window <= (len / 4).max(32), "{len} {w}: {window}");
+                }
+            }
+        }
+        assert!(query_windows(&PartitionConfig { query_window: Some(48), ..PartitionConfig::default() }).is_err());
+        assert!(query_windows(&PartitionConfig { query_window: Some(0), ..PartitionConfig::default() }).is_err());
+    }
+
     #[test]
     fn the_most_slots_then_h_resident_then_fewer_slots() {
         let (plan, msm, h) = resident();
