@@ -33,7 +33,8 @@
 //!   budget, the field `query_window`). `-budget8` and `-budget12` exist for these (at 2^24 the queries stream
 //!   only below ~17 GB). `-serial` last: the streamed MSMs queued one after the other rather than interleaved step
 //!   by step (`PartitionConfig::interleave_streamed`), for the A/B. `-tailK` before it: the slots' tails sized for
-//!   K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails are ~10%). `-qsK` between `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query group
+//!   K % of the assignment (`PartitionConfig::max_tail_fraction`; the bench's tails are ~10%). `-qsK` between
+//!   `-qpinned` (or `-qwK`) and `-tailK`: K staging windows per streamed query group
 //!   (`PartitionConfig::window_staging`, 2 by default). `-hwK` after those (before `-serial`): the H MSM's window
 //!   bits (`PartitionConfig::h_msm`), for the A/B of the cost model's choice.
 //!
