@@ -20,9 +20,9 @@ pub(super) struct Slot {
     last_ones: PinnedBuffer<u32>,
 }
 
-/// What a slot holds beyond the job's shape: per assignment, the positions per window when its queries are
-/// in pinned memory (they stream unless the budget has room for them; `None`: on the device); and whether C
-/// shares B's buffer.
+/// What a slot holds beyond the job's shape: per assignment, the positions per window when its queries stream
+/// from pinned memory (`None`: on the device; while the engine is placed, every assignment in pinned memory has
+/// one, since it may stream); and whether C shares B's buffer.
 #[derive(Clone, Debug)]
 pub(super) struct SlotLayout {
     pub(super) shape: PartitionShape,
@@ -670,9 +670,13 @@ impl<'g> PartitionEngine<'g> {
                 Err(needed) => smallest = smallest.min(needed),
             }
         }
-        let Some((chosen, Placement { slots: count, c_shares_b, h, streamed })) = placed else {
+        let Some((mut chosen, Placement { slots: count, c_shares_b, h, streamed })) = placed else {
             return Err(over(smallest));
         };
+        // Only the streamed assignments keep windows (and bitmaps padded to whole windows).
+        for &i in &pinned[streamed..] {
+            chosen.windows[i] = None;
+        }
         if chosen.windows != layout_for(windows[0]).windows {
             // The first slot's bitmaps for the chosen windows (no larger): the old ones are freed first.
             first.ones = Vec::new();
@@ -688,9 +692,9 @@ impl<'g> PartitionEngine<'g> {
         for _ in 1..count {
             slots.push(Slot::new(gpu, &layout)?);
         }
-        for (rank, &i) in pinned.iter().enumerate() {
+        for &i in &pinned {
             let a = &mut srs.assignments[i];
-            let window = if rank < streamed { layout.windows[i] } else { None };
+            let window = layout.windows[i];
             if window.is_none() {
                 a.upload(gpu)?;
             }
@@ -774,9 +778,7 @@ impl<'g> PartitionEngine<'g> {
                 + self.srs.assignments.iter().map(AssignmentBases::streamed_bytes).sum::<usize>(),
             slots: self.slots.len(),
             c_shares_b: self.layout.c_shares_b,
-            query_window: (self.srs.assignments.iter().zip(&self.layout.windows))
-                .filter_map(|(a, &w)| if a.streamed() { w } else { None })
-                .max(),
+            query_window: self.layout.windows.iter().flatten().copied().max(),
         }
     }
 
@@ -902,7 +904,7 @@ impl<'g> PartitionEngine<'g> {
             s.tail_len[i] = input.tail.len();
             let len = self.layout.shape.assignments[i];
             upload_ones(rec, transfer, &format!("h2d.ones{i}"), &input.ones[..len.div_ceil(32)], len, s, i)?;
-            if let (Some(w), true) = (self.layout.windows[i], self.srs.assignments[i].streamed()) {
+            if let Some(w) = self.layout.windows[i] {
                 s.tail_windows[i] = window_ranges(input.tail_index, w, len.div_ceil(w));
             }
         }
