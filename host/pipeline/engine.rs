@@ -83,10 +83,15 @@ impl Slot {
             tails: layout.tail_capacity.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
             tail_index: layout.tail_capacity.iter().map(|&m| gpu.alloc_zeroed(m)).collect::<Result<_>>()?,
             tail_len: vec![0; lens.len()],
-            ones: (0..lens.len()).map(|i| gpu.alloc_zeroed(layout.ones_words(i))).collect::<Result<_>>()?,
+            ones: Slot::alloc_ones(gpu, layout)?,
             tail_windows: vec![Vec::new(); lens.len()],
             last_ones: gpu.alloc_pinned(lens.len(), crate::pinned::PinnedMode::WriteCombined)?,
         })
+    }
+
+    /// Per assignment a zeroed bitmap of [`SlotLayout::ones_words`] words.
+    fn alloc_ones(gpu: &Gpu, layout: &SlotLayout) -> Result<Vec<DeviceBuffer<u32>>> {
+        (0..layout.shape.assignments.len()).map(|i| gpu.alloc_zeroed(layout.ones_words(i))).collect()
     }
 
     /// Queues the NTT chain on the slot's a, b, c as a job does, without its uploads and phases (the engine
@@ -452,7 +457,7 @@ pub(super) fn tail_capacity(len: usize, config: &PartitionConfig) -> Result<usiz
 /// Positions per window of a streamed assignment of `len` for windows of `w`: `w`, or the length rounded up to
 /// whole bitmap words when shorter. A window the engine chooses (`chosen`) is also at most a quarter of the
 /// assignment (a power of two, at least 32), so that each window's copy overlaps the previous window's
-/// kernels: one window for a whole 2^24 assignment ran slower per job than four (DESIGN.md, section 5).
+/// kernels: one window for a whole 2^24 assignment ran slower per job than four (DESIGN.md, section 9).
 pub(super) fn query_window(len: usize, w: usize, chosen: bool) -> usize {
     let quarter = 1 << (len / 4).max(32).ilog2();
     let w = if chosen { w.min(quarter) } else { w };
@@ -614,7 +619,8 @@ impl<'g> PartitionEngine<'g> {
         // One slot of two vectors first, laid out for the largest window (C gets its own buffer, and the
         // bitmaps their chosen size, once placed): the NTT tables are built on it (so that jobs allocate
         // nothing).
-        let mut first = Slot::new(gpu, &SlotLayout { c_shares_b: true, ..layout_for(windows[0]) })?;
+        let first_layout = SlotLayout { c_shares_b: true, ..layout_for(windows[0]) };
+        let mut first = Slot::new(gpu, &first_layout)?;
         first.transform(&ntt)?;
         let fixed = srs.device_bytes() + ntt.device_bytes() + queries.iter().flatten().map(groups_bytes).sum::<usize>();
         // The assignments in pinned memory, the smallest first (the first to stream).
@@ -626,6 +632,16 @@ impl<'g> PartitionEngine<'g> {
             total_bytes: gpu.info().total_memory,
             sm_count: gpu.info().sm_count,
         };
+        // Each pinned assignment's device memory for windows of `window` (`None`: its groups resident, with its
+        // queries uploaded).
+        let group_bytes = |i: usize, window: Option<usize>| -> Result<usize> {
+            let a = &srs.assignments[i];
+            let bases = if window.is_none() { a.streamed_bytes() } else { 0 };
+            Ok(bases
+                + QueryGroup::<G1>::bytes(gpu, a.g1.len(), a.len, window, &config)?
+                + QueryGroup::<G2>::bytes(gpu, a.g2.len(), a.len, window, &config)?)
+        };
+        let resident = pinned.iter().map(|&i| group_bytes(i, None)).collect::<Result<Vec<_>>>()?;
         // The largest window with which the working set fits, then the placement `place` makes with it.
         let mut smallest = usize::MAX;
         let mut placed = None;
@@ -639,16 +655,8 @@ impl<'g> PartitionEngine<'g> {
             tried = Some(candidate.windows.clone());
             let slot_bytes = Slot::bytes(&candidate);
             // Each pinned assignment's device memory resident and streamed.
-            let pinned_bytes = pinned
-                .iter()
-                .map(|&i| {
-                    let (a, window) = (&srs.assignments[i], candidate.windows[i]);
-                    let bytes = |window| -> Result<usize> {
-                        Ok(QueryGroup::<G1>::bytes(gpu, a.g1.len(), a.len, window, &config)?
-                            + QueryGroup::<G2>::bytes(gpu, a.g2.len(), a.len, window, &config)?)
-                    };
-                    Ok((a.streamed_bytes() + bytes(None)?, bytes(window)?))
-                })
+            let pinned_bytes = (pinned.iter().zip(&resident))
+                .map(|(&i, &r)| Ok((r, group_bytes(i, candidate.windows[i])?)))
                 .collect::<Result<Vec<_>>>()?;
             let input = PlacementInput {
                 n: srs.n,
@@ -677,12 +685,10 @@ impl<'g> PartitionEngine<'g> {
         for &i in &pinned[streamed..] {
             chosen.windows[i] = None;
         }
-        if chosen.windows != layout_for(windows[0]).windows {
+        if chosen.windows != first_layout.windows {
             // The first slot's bitmaps for the chosen windows (no larger): the old ones are freed first.
             first.ones = Vec::new();
-            first.ones = (0..chosen.shape.assignments.len())
-                .map(|i| gpu.alloc_zeroed(chosen.ones_words(i)))
-                .collect::<Result<_>>()?;
+            first.ones = Slot::alloc_ones(gpu, &chosen)?;
         }
         let layout = SlotLayout { c_shares_b, ..chosen };
         if !c_shares_b {
